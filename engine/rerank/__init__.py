@@ -1,0 +1,39 @@
+"""The cross-encoder rerank stage (seed 001): re-orders the fused reading list, never the verdict.
+
+This package imports nothing heavy at import time; onnxruntime, tokenizers, onnx and numpy
+load inside the functions that need them, so `import engine` stays fast.
+"""
+
+from .errors import (
+    RerankBudgetExceeded,
+    RerankCallerError,
+    RerankError,
+    RerankStampMismatch,
+    RerankUnavailable,
+)
+from .rule import (
+    RERANK_DEFAULT_BUDGET_MS,
+    RERANK_DEFAULT_ON,
+    RERANK_DEFAULT_TOPK_CEILING,
+    RERANK_DEFAULT_TOPK_FLOOR,
+    RERANK_TEXT_CAP_TOKENS,
+    RERANK_TIE_BAND,
+    RerankParams,
+    default_rerank_params,
+)
+
+__all__ = [
+    "RERANK_DEFAULT_BUDGET_MS",
+    "RERANK_DEFAULT_ON",
+    "RERANK_DEFAULT_TOPK_CEILING",
+    "RERANK_DEFAULT_TOPK_FLOOR",
+    "RERANK_TEXT_CAP_TOKENS",
+    "RERANK_TIE_BAND",
+    "RerankBudgetExceeded",
+    "RerankCallerError",
+    "RerankError",
+    "RerankParams",
+    "RerankStampMismatch",
+    "RerankUnavailable",
+    "default_rerank_params",
+]
