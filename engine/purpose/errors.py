@@ -1,0 +1,26 @@
+"""The stage's typed refusals. Each message is one line that names what is wrong and the cure."""
+
+from __future__ import annotations
+
+
+class FusionError(ValueError):
+    """Base of every purpose-fusion refusal (a ValueError, so a CLI prints it as bad input)."""
+
+
+class FusionOptionError(FusionError):
+    """A malformed option (purpose, near, boosts), refused before any work is done."""
+
+
+class FusionStampMismatch(FusionError):
+    """The base was stamped with other fusion constants than this build's.
+
+    `fields` lists every differing field as a dotted path (e.g. `conversation.weights.recency`).
+    """
+
+    def __init__(self, path: str, fields: tuple[str, ...]):
+        self.path = path
+        self.fields = fields
+        super().__init__(
+            f"fusion stamp {path} disagrees with this build on {', '.join(fields)}; "
+            f"run `kb fusion restamp <PATH>` to accept this build's weights (future pages will differ from past ones)"
+        )

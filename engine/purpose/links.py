@@ -1,0 +1,160 @@
+"""Links between notes: relative markdown links and [[wiki links]], resolved to row ids.
+
+A row id is "base/path" (e.g. "zed/knowledge/deploy-checklist.md"). A relative link resolves
+against the linking note's folder and may climb into a sibling base of the same fleet
+(`../../steve/knowledge/x.md`); a wiki link resolves by path, then by file name, preferring
+the linking note's own base and then the lowest id, so resolution never depends on the
+order files were read in. Links to anything that is not a known note resolve to None.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# [text](target "title"), not ![image](...); the target may be wrapped in <...>.
+_MD_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# [label]: target, a reference-style link definition.
+_REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
+# [[target]], [[target#heading]], [[target|shown as]].
+_WIKI = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+
+
+@dataclass(frozen=True)
+class Link:
+    kind: str  # "markdown" or "wiki"
+    target: str  # as written, fragment and query removed, percent-decoding applied
+
+
+def extract_links(text: str) -> tuple[Link, ...]:
+    """Every relative markdown link and wiki link in a note, in order, once each.
+    Links inside fenced or inline code are examples, not links, and are skipped."""
+    out: dict[Link, None] = {}
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        line = _INLINE_CODE.sub("", line)
+        targets = [m.group(1) for m in _MD_LINK.finditer(line)]
+        ref = _REF_DEF.match(line)
+        if ref:
+            targets.append(ref.group(1))
+        for t in targets:
+            t = _clean(t)
+            if t:
+                out[Link("markdown", t)] = None
+        for m in _WIKI.finditer(line):
+            t = m.group(1).strip()
+            if t:
+                out[Link("wiki", t)] = None
+    return tuple(out)
+
+
+def _clean(target: str) -> str | None:
+    """A relative target without its #fragment or ?query; None for URLs and in-page anchors."""
+    if _SCHEME.match(target) or target.startswith(("#", "//")):
+        return None
+    target = target.split("#", 1)[0].split("?", 1)[0]
+    return unquote(target) or None
+
+
+def _norm_name(name: str) -> str:
+    name = name.strip().lower()
+    return name[:-3] if name.endswith(".md") else name
+
+
+class LinkResolver:
+    """Resolves link targets against a fixed set of note ids (one catalogue snapshot)."""
+
+    def __init__(self, ids: Iterable[str]):
+        self.ids = frozenset(ids)
+        self._lower: dict[str, str] = {}
+        self._by_stem: dict[str, list[str]] = {}
+        for i in sorted(self.ids):
+            self._lower.setdefault(i.lower(), i)
+            stem = _norm_name(posixpath.basename(i))
+            self._by_stem.setdefault(stem, []).append(i)
+
+    def resolve(self, target: str, from_id: str, kind: str | None = None) -> str | None:
+        """The id `target` points at from note `from_id`, or None. With no `kind` (targets
+        stored as written), a relative path is tried first and then a wiki name."""
+        target = target.strip()
+        if not target:
+            return None
+        base, _, path = from_id.partition("/")
+        if kind in (None, "markdown"):
+            hit = self._relative(target, base, path)
+            if hit or kind == "markdown":
+                return hit
+        return self._wiki(target, base)
+
+    def _relative(self, target: str, base: str, path: str) -> str | None:
+        if target.startswith("/"):  # rooted at the base, as most markdown viewers read it
+            joined = posixpath.join(base, target.lstrip("/"))
+        else:
+            joined = posixpath.join(base, posixpath.dirname(path), target)
+        joined = posixpath.normpath(joined)
+        if joined.startswith("..") or "/" not in joined:
+            return None  # climbed out of the fleet, or names a base rather than a note
+        for cand in (joined, joined + ".md"):
+            if cand in self.ids:
+                return cand
+        return None
+
+    def _wiki(self, target: str, base: str) -> str | None:
+        name = target.strip().strip("/")
+        want = _norm_name(name) + ".md"
+        # A path: within this base first, then as a fleet-wide "base/path".
+        for cand in (f"{base}/{want}".lower(), want):
+            if cand in self._lower:
+                return self._lower[cand]
+        # A bare name: the note with that file name, this base first, then the lowest id.
+        hits = self._by_stem.get(_norm_name(posixpath.basename(name)))
+        if not hits:
+            return None
+        if "/" in name:
+            suffix = "/" + want
+            hits = [h for h in hits if h.lower().endswith(suffix)] or []
+            if not hits:
+                return None
+        own = [h for h in hits if h.startswith(base + "/")]
+        return (own or hits)[0]
+
+
+def build_graph(
+    links: Mapping[str, Iterable[str | Link]], resolver: LinkResolver
+) -> dict[str, tuple[str, ...]]:
+    """id -> the ids it links to (resolved, sorted, once each, never itself)."""
+    graph: dict[str, tuple[str, ...]] = {}
+    for src, targets in links.items():
+        seen: set[str] = set()
+        for t in targets:
+            hit = (
+                resolver.resolve(t.target, src, t.kind) if isinstance(t, Link) else resolver.resolve(t, src)
+            )
+            if hit is not None and hit != src:
+                seen.add(hit)
+        if seen:
+            graph[src] = tuple(sorted(seen))
+    return graph
+
+
+def undirected(graph: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+    """Both directions of every link: two notes are one hop apart whichever one names the other."""
+    both: dict[str, set[str]] = {}
+    for a, nbs in graph.items():
+        for b in nbs:
+            if a == b:
+                continue
+            both.setdefault(a, set()).add(b)
+            both.setdefault(b, set()).add(a)
+    return {k: tuple(sorted(v)) for k, v in both.items()}
