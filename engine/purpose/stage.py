@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.purpose.errors import FusionOptionError
@@ -155,7 +155,7 @@ class Fused:
         if offset < 0 or (limit is not None and limit < 0):
             raise FusionOptionError(f"page offset/limit must be >= 0, got offset={offset} limit={limit}")
         end = None if limit is None else offset + limit
-        stamp = PageStamp(**{**self.stamp.__dict__, "offset": offset, "limit": limit})
+        stamp = replace(self.stamp, offset=offset, limit=limit)
         return Fused(rows=self.rows[offset:end], stamp=stamp)
 
 
