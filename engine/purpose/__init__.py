@@ -5,7 +5,6 @@ verdict stay the keyword ranking's. Pure stdlib, never imports textual.
 
 from engine.purpose.errors import FusionError, FusionOptionError, FusionStampMismatch
 from engine.purpose.stage import (
-    RANK_CANDIDATE_POOL,
     Boost,
     Contribution,
     Fused,
@@ -34,7 +33,6 @@ __all__ = [
     "PageStamp",
     "PoolRow",
     "Purpose",
-    "RANK_CANDIDATE_POOL",
     "Weights",
     "order_pool",
     "parse_options",

@@ -105,7 +105,8 @@ class LinkResolver:
         joined = posixpath.normpath(joined)
         if joined.startswith("..") or "/" not in joined:
             return None  # climbed out of the fleet, or names a base rather than a note
-        for cand in (joined, joined + ".md"):
+        plain = unquote(joined)  # targets stored as written may still carry %20
+        for cand in (joined, joined + ".md", plain, plain + ".md"):
             if cand in self.ids:
                 return cand
         return None

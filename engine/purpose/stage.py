@@ -30,10 +30,6 @@ from engine.purpose.signals import (
 )
 from engine.purpose.weights import DEFAULT_PURPOSE, SCALE, Purpose, get_purpose
 
-# The pool's width is a constant, never a function of the page size: a caller's limit
-# chooses how much of the ordering they see, never what the ordering is, so a paged walk at
-# limit 3 concatenates to one limit-9 call. Each leg (keyword, text) is asked for this many.
-RANK_CANDIDATE_POOL = 100
 # With no `near`, the walk is seeded by the head of the text ordering: the rows this question
 # names. They seed the walk but score 0 on graph (no credit for being themselves).
 INFERRED_ANCHORS = 3
@@ -230,9 +226,13 @@ def order_pool(
     graph: Mapping[str, Iterable[str]] | None = None,
     now_ms: int | None = None,
 ) -> Fused:
-    """Order `pool` for `purpose`. `graph` maps an id to the ids it links to and is walked as
-    given (pass it symmetric for undirected links); `now_ms` is quantised to the minute.
-    Raises FusionOptionError for a bad option before touching the pool."""
+    """Order `pool` for `purpose`.
+
+    The pool's width must not depend on the page size (Memory's RANK_CANDIDATE_POOL governs
+    it), so a page is a slice of one ordering: `Fused.page`. `graph` maps an id to the ids it
+    links to and is walked as given (pass it symmetric for undirected links); `now_ms` is
+    quantised to the minute. Raises FusionOptionError for a bad option before touching the pool.
+    """
     opts = parse_options(purpose, near, boosts)
     p = opts.purpose
     w = p.weights

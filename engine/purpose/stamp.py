@@ -19,7 +19,7 @@ from typing import Any
 from engine.atomic import write_atomic
 from engine.purpose.errors import FusionStampMismatch
 from engine.purpose.signals import CLOCK_QUANTUM_MS, FRONTIER_CAP, HOP1, MAX_HOPS
-from engine.purpose.stage import INFERRED_ANCHORS, RANK_CANDIDATE_POOL
+from engine.purpose.stage import INFERRED_ANCHORS
 from engine.purpose.weights import PURPOSES, SCALE, WEIGHT_TOTAL
 
 STAMP_NAME = "fusion-stamp.json"
@@ -36,7 +36,6 @@ def build_stamp() -> dict[str, Any]:
         "textSource": "rrf",
         "scale": SCALE,
         "weightTotal": WEIGHT_TOTAL,
-        "pool": RANK_CANDIDATE_POOL,
         "normalization": {
             "text": "rrf / pool max, floored",
             "graph": {"hop1": HOP1, "maxHops": MAX_HOPS, "frontierCap": FRONTIER_CAP, "inferredAnchors": INFERRED_ANCHORS},
