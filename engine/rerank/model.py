@@ -148,10 +148,12 @@ class CrossEncoder:
     # -- text --------------------------------------------------------------------------------
 
     def question_ids(self, question: str) -> Any:
+        self.load()
         return self._tokenizer.encode(question, add_special_tokens=False)
 
     def pairs(self, question_enc: Any, texts: Sequence[str]) -> list[Pair]:
         """Each text cut to its first 128 tokens, then [CLS] q [SEP] text [SEP] within the window."""
+        self.load()
         tok = self._tokenizer
         docs = tok.encode_batch(list(texts), add_special_tokens=False)
         out = []

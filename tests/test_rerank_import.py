@@ -1,0 +1,101 @@
+"""`kb model import` on a checkpoint generated here: the graph is fused, matches numpy, and bad
+checkpoints are refused naming the file and what is wrong."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.rerank import RerankUnavailable
+from engine.rerank.checkpoint import BertGeometry, load_weights, read_config, reference_logits
+from engine.rerank.importer import IMPORT_TOLERANCE, import_checkpoint
+from engine.rerank.model import CrossEncoder
+from engine.rerank.safetensors import read_safetensors, write_safetensors
+from engine.rerank.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_wordpiece([CORPUS], vocab_size=300)
+
+
+def test_import_fuses_and_matches_the_numpy_reference(tmp_path, tok):
+    src = write_checkpoint(tmp_path / "src", TINY, tok, seed=3)
+    rep = import_checkpoint(src, tmp_path / "out", int8=True)
+    assert rep.max_abs_diff <= IMPORT_TOLERANCE
+    # onnxruntime's transformer fusions fired: one Attention per layer, GELU and LayerNorm fused.
+    assert rep.fused.get("Attention") == TINY["num_hidden_layers"]
+    assert rep.fused.get("BiasGelu") == TINY["num_hidden_layers"] and rep.fused.get("SkipLayerNormalization")
+    assert {p.name for p in (tmp_path / "out").iterdir()} >= {"model.onnx", "model_int8.onnx", "tokenizer.json", "config.json"}
+    assert json.loads((tmp_path / "out/config.json").read_text())["kb_model_id"] == "kb-test/tiny-cross-encoder"
+    # A fresh batch of real tokenised pairs of unequal length, through the stage's own loader.
+    ce = CrossEncoder(tmp_path / "out")
+    q = ce.question_ids("when is a restore rehearsed")
+    pairs = ce.pairs(q, [CORPUS[:200], CORPUS[300:900], "backups"])
+    got = np.array(ce.score(pairs))
+    n = max(len(p) for p in pairs)
+    ids, types, mask = (np.zeros((3, n), dtype=np.int64) for _ in range(3))
+    for i, p in enumerate(pairs):
+        ids[i, : len(p)], types[i, : len(p)], mask[i, : len(p)] = p.ids, p.type_ids, 1
+    cfg = read_config(src / "config.json")
+    geo = BertGeometry.from_config(cfg, "config.json")
+    want = reference_logits(load_weights(src / "model.safetensors", geo), geo, ids, mask, types)[:, 0]
+    assert np.abs(got - want).max() <= 1e-4
+    assert rep.int8_max_abs_diff is not None and rep.int8_max_abs_diff < 1.0  # a different rounding, same model
+
+
+def test_safetensors_round_trip_and_bf16(tmp_path):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 7
+    write_safetensors(tmp_path / "t.safetensors", {"a": a, "i": np.array([3, -4], dtype=np.int64)})
+    back = read_safetensors(tmp_path / "t.safetensors")
+    assert np.array_equal(back["a"], a) and back["i"].tolist() == [3, -4]
+    # BF16 is the top half of a float32: widening must be exact.
+    raw = (np.array([1.5, -2.0], dtype=np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+    head = json.dumps({"b": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}).encode()
+    (tmp_path / "b.safetensors").write_bytes(len(head).to_bytes(8, "little") + head + raw)
+    assert read_safetensors(tmp_path / "b.safetensors")["b"].tolist() == [1.5, -2.0]
+
+
+def test_missing_weights_are_refused_by_name(tmp_path, tok):
+    src = write_checkpoint(tmp_path / "src", TINY, tok)
+    (src / "model.safetensors").unlink()
+    with pytest.raises(RerankUnavailable) as e:
+        import_checkpoint(src, tmp_path / "out")
+    assert "model.safetensors" in str(e.value) and e.value.reason == "model-missing"
+    assert not (tmp_path / "out" / "model.onnx").exists()
+
+
+def test_wrong_shape_names_the_tensor(tmp_path, tok):
+    src = write_checkpoint(tmp_path / "src", TINY, tok)
+    w = read_safetensors(src / "model.safetensors")
+    w = {k: np.array(v) for k, v in w.items()}
+    w["bert.pooler.dense.bias"] = np.zeros(7, dtype=np.float32)
+    write_safetensors(src / "model.safetensors", w)
+    with pytest.raises(RerankUnavailable, match=r"bert\.pooler\.dense\.bias has shape \[7\]"):
+        import_checkpoint(src, tmp_path / "out")
+
+
+def test_unsupported_geometry_is_refused(tmp_path, tok):
+    src = write_checkpoint(tmp_path / "src", TINY, tok)
+    cfg = json.loads((src / "config.json").read_text())
+    cfg["hidden_act"] = "relu"
+    (src / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(RerankUnavailable, match="hidden_act is 'relu'"):
+        import_checkpoint(src, tmp_path / "out")
+    (src / "config.json").write_text("{not json")
+    with pytest.raises(RerankUnavailable, match="config.json.*not readable JSON"):
+        import_checkpoint(src, tmp_path / "out")
+
+
+def test_vocab_only_checkpoint_gets_a_tokenizer(tmp_path, tok):
+    src = write_checkpoint(tmp_path / "src", TINY, tok)
+    vocab = sorted(tok.get_vocab().items(), key=lambda kv: kv[1])
+    (src / "vocab.txt").write_text("\n".join(t for t, _ in vocab) + "\n")
+    (src / "tokenizer.json").unlink()
+    import_checkpoint(src, tmp_path / "out")
+    ce = CrossEncoder(tmp_path / "out")
+    (pair,) = ce.pairs(ce.question_ids("deploy checklist"), ["backups run nightly"])
+    assert pair.ids[0] == tok.token_to_id("[CLS]") and pair.ids[-1] == tok.token_to_id("[SEP]")
+    assert tok.token_to_id("[UNK]") not in pair.ids
