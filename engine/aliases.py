@@ -1,0 +1,55 @@
+"""kb-aliases.txt: `alias = canonical`, one per line, written after a real question missed.
+
+Expansion is additive: the original words always survive, so a wrong alias can add noise
+and never remove signal. One code path expands for both scorers, so an alias can never
+reach one of them and not the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .normalize import terms
+
+
+@dataclass(frozen=True)
+class Alias:
+    alias: tuple[str, ...]
+    canonical: tuple[str, ...]
+    line: int
+
+
+def load_aliases(path: Path) -> tuple[list[Alias], list[str]]:
+    """The aliases in force, and one problem line per line that could not be used."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], []
+    except (OSError, UnicodeDecodeError) as e:
+        return [], [f"{path}: cannot read ({getattr(e, 'strerror', None) or e})"]
+    out, problems = [], []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "=" not in line:
+            problems.append(f"{path}:{n}: not `alias = canonical`")
+            continue
+        a, c = (part.strip() for part in line.split("=", 1))
+        at, ct = tuple(terms(a)), tuple(terms(c))
+        if not at or not ct:
+            problems.append(f"{path}:{n}: an alias or canonical made only of stopwords")
+            continue
+        out.append(Alias(at, ct, n))
+    return out, problems
+
+
+def expand(question_terms: list[str], aliases: list[Alias]) -> list[list[str]]:
+    """The question as segments: its own terms, then each canonical its aliases call in."""
+    segments = [list(question_terms)]
+    joined = " " + " ".join(question_terms) + " "
+    for a in aliases:
+        if " " + " ".join(a.alias) + " " in joined:
+            segments.append(list(a.canonical))
+    return segments

@@ -1,0 +1,252 @@
+"""The one answer object every surface renders (CLI text, JSON, the reading room, MCP).
+
+`Memory.ask` builds it; nothing else assembles a pipeline. Field names follow the JSON of
+seed 000 (`kb route --json`), so `to_json()` is a plain walk over these dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+VERDICTS = ("hit", "guess", "nothing")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One chunk of a note, as handed to a reader."""
+
+    heading_path: str
+    text: str
+    excerpt: str
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    """One entry as the keyword scorer (the labels) ranked it."""
+
+    base: str  # the agent's directory name, e.g. "zed"
+    path: str  # relative to the base, e.g. "knowledge/deploy-checklist.md"
+    score: float
+    matched: tuple[str, ...]  # keys and words that scored, phrases first
+    species: str  # memory | skills | tools
+    title: str = ""
+    purpose: str = ""
+    # the arithmetic behind `score`, one line per term, e.g. ("deploy", "key 6 + title 3 + stem 3", 12, 1.8718)
+    terms: tuple[tuple[str, str, float, float], ...] = ()
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+
+@dataclass(frozen=True)
+class TextHit:
+    """One file as the text scorer (FTS5 BM25) ranked it, at its best chunk."""
+
+    base: str
+    path: str
+    bm25: float  # SQLite's bm25(): lower is better
+    heading_path: str
+    text: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One row of the fused reading list."""
+
+    base: str
+    path: str
+    title: str
+    purpose: str
+    score: float  # the RRF sum
+    keyword_score: float
+    keyword_rank: int | None  # 1-based, None when the keyword scorer did not rank it
+    text_rank: int | None
+    why: str  # provenance, e.g. "keywords #1 + text #2"
+    matched: tuple[str, ...]
+    species: str
+    passages: tuple[Passage, ...] = ()
+    content_hash: str = ""  # the file's content hash in the index: a row's version
+    # filled by the optional deeper stages; None when the stage did not run on this row
+    rerank_score: float | None = None
+    fusion: dict[str, Any] | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    served: bool
+    floor: float
+    ranked_by_text_only: bool
+    entries: int  # N, the fleet's entry count the floor was computed at
+    min_entries_to_route: int
+
+
+@dataclass(frozen=True)
+class Confidence:
+    agreement: int  # how many of the two scorers ranked the keyword top file (0-2)
+    keyword_score: float
+    margin: float | None  # keyword top / keyword second; None when one file scored
+
+
+@dataclass(frozen=True)
+class AgentTotal:
+    agent: str
+    score: float
+    memory: float = 0.0
+    skills: float = 0.0
+    tools: float = 0.0
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    name: str | None
+    score: float
+    files: int  # files of the owner the keyword scorer matched
+    margin: float | None  # owner total / runner-up total; None when one agent scored
+    contenders: int
+    totals: tuple[AgentTotal, ...]
+    chosen_by: str = "fold"  # "fold" or "classifier"
+    coverage: str | None = None  # covered | adjacent | uncovered, when a classifier spoke
+    subject: str | None = None
+    reason: str | None = None
+    note: str | None = None  # why the classifier did not choose, when it was asked
+
+
+@dataclass(frozen=True)
+class Indexed:
+    entries: int
+    agents: int
+    aliases: int
+    chunks: int = 0
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A recall loss, as recorded (or not) in kb-misses.txt."""
+
+    question: str
+    looked_like: tuple[str, ...]
+    date: str
+    path: str
+    recorded: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Timings:
+    keyword_ms: float = 0.0
+    text_ms: float = 0.0
+    fuse_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: str
+    terms: tuple[str, ...]  # the normalised, alias-expanded terms both scorers saw
+    verdict: str  # hit | guess | nothing
+    gate: Gate
+    confidence: Confidence
+    agent: AgentChoice
+    keyword: tuple[KeywordHit, ...]
+    text: tuple[TextHit, ...]
+    results: tuple[Result, ...]
+    indexed: Indexed
+    unreachable: tuple[str, ...]
+    skipped: tuple[str, ...]  # "base/path: why" for files that could not be read
+    index_was_rebuilt: bool
+    reindexed: int  # files brought up to date before answering
+    suggestions: tuple[str, ...]
+    miss: Miss | None
+    timings: Timings = field(default_factory=Timings)
+    stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+
+    @property
+    def keyword_top(self) -> str | None:
+        return self.keyword[0].id if self.keyword else None
+
+    @property
+    def served(self) -> bool:
+        return self.gate.served
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form of `kb route --json`; keys as seed 000 prints them."""
+        agent = self.agent
+        out: dict[str, Any] = {
+            "agent": {
+                "contenders": agent.contenders,
+                "files": agent.files,
+                "margin": _round(agent.margin),
+                "name": agent.name,
+                "score": _round(agent.score),
+                "totals": [{"agent": t.agent, "score": _round(t.score)} for t in agent.totals],
+                "chosen_by": agent.chosen_by,
+            },
+            "confidence": {
+                "agreement": self.confidence.agreement,
+                "keyword_score": _round(self.confidence.keyword_score),
+                "margin": _round(self.confidence.margin),
+            },
+            "gate": {
+                "floor": _round(self.gate.floor),
+                "ranked_by_text_only": self.gate.ranked_by_text_only,
+                "served": self.gate.served,
+            },
+            "index_was_rebuilt": self.index_was_rebuilt,
+            "indexed": {
+                "agents": self.indexed.agents,
+                "aliases": self.indexed.aliases,
+                "entries": self.indexed.entries,
+            },
+            "keyword_top": self.keyword_top,
+            "miss": asdict(self.miss) if self.miss else None,
+            "question": self.question,
+            "results": [_result_json(r) for r in self.results],
+            "skipped": list(self.skipped),
+            "suggestions": list(self.suggestions),
+            "unreachable": list(self.unreachable),
+            "verdict": self.verdict,
+        }
+        if agent.chosen_by == "classifier" or agent.note:
+            out["agent"].update(
+                {"coverage": agent.coverage, "subject": agent.subject, "reason": agent.reason, "note": agent.note}
+            )
+        if self.miss:
+            out["miss"]["looked_like"] = list(self.miss.looked_like)
+        if self.stages:
+            out["stages"] = self.stages
+        return out
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _result_json(r: Result) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "agent": r.base,
+        "base": r.base,
+        "path": r.path,
+        "title": r.title,
+        "purpose": r.purpose,
+        "score": _round(r.score),
+        "keyword_score": _round(r.keyword_score),
+        "why": r.why,
+        "matched": list(r.matched),
+        "species": r.species,
+        "passages": [asdict(p) for p in r.passages],
+    }
+    if r.rerank_score is not None:
+        row["rerank_score"] = r.rerank_score
+    if r.fusion is not None:
+        row["fusion"] = r.fusion
+    return row

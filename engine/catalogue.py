@@ -1,0 +1,189 @@
+"""The keyword scorer: the labels, the title, the file name and the purpose line.
+
+Per entry, the exact rules of seed 000:
+- a one-word key scores W_KEYWORD x idf(word) when the question has the word;
+- a multi-word key scores W_PHRASE x mean idf(its words) when its normalised form appears
+  whole in the normalised question, and its words then do not also score as one-word keys;
+- each question word among the title's words adds W_TITLE x idf, among the file name's
+  words W_STEM x idf, among the purpose's words W_PURPOSE x idf; these add to the key score.
+idf(w) = ln(1 + N / (1 + df(w))), N the fleet's entries, df(w) the entries whose vocabulary
+(one-word keys, title, stem and purpose words) holds w.
+
+The catalogue is immutable once built: the engine swaps a whole new one in when the notes
+change, so a thread scoring a question never sees half of an update.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from .normalize import terms
+
+W_KEYWORD = 6.0  # a hand-written key: the strongest single-word signal
+W_PHRASE = 10.0  # a multi-word key found whole: the strongest signal a key can give
+W_TITLE = 3.0  # a label outranks a title...
+W_STEM = 3.0  # ...and the file name counts as much as the title
+W_PURPOSE = 1.0  # ...which outranks a sentence that happened to mention the word
+
+# Joins question segments (the question, then each alias expansion) so that a phrase key
+# can match inside one segment and never across two.
+SEGMENT_BREAK = " \x00 "
+
+
+@dataclass(frozen=True)
+class Entry:
+    base: str
+    path: str
+    title: str
+    purpose: str
+    species: str
+    keys: tuple[str, ...]
+    one_word_keys: frozenset[str]
+    phrases: tuple[tuple[str, tuple[str, ...]], ...]  # (key as written, its terms)
+    title_words: frozenset[str]
+    stem_words: frozenset[str]
+    purpose_words: frozenset[str]
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        return self.one_word_keys | self.title_words | self.stem_words | self.purpose_words
+
+
+def make_entry(base: str, path: str, title: str, purpose: str, species: str, keys: tuple[str, ...]) -> Entry:
+    one: set[str] = set()
+    phrases: list[tuple[str, tuple[str, ...]]] = []
+    for k in keys:
+        t = tuple(terms(k))
+        if len(t) == 1:
+            one.add(t[0])
+        elif len(t) > 1:
+            phrases.append((k.strip(), t))
+    return Entry(
+        base=base,
+        path=path,
+        title=title,
+        purpose=purpose,
+        species=species,
+        keys=keys,
+        one_word_keys=frozenset(one),
+        phrases=tuple(phrases),
+        title_words=frozenset(terms(title)),
+        stem_words=frozenset(terms(PurePosixPath(path).stem)),
+        purpose_words=frozenset(terms(purpose)),
+    )
+
+
+@dataclass(frozen=True)
+class Scored:
+    entry: Entry
+    score: float
+    matched: tuple[str, ...]
+    terms: tuple[tuple[str, str, float, float], ...]  # (word or phrase, why, weight, idf)
+
+
+def idf_for(n: int, df: int) -> float:
+    return math.log(1.0 + n / (1.0 + df))
+
+
+def idf_unique(n: int) -> float:
+    """idf of a key exactly one note carries: the heaviest a single key can be at size n."""
+    return idf_for(n, 1)
+
+
+class Catalogue:
+    """Every entry of the fleet, with an inverted index from word to the entries it scores in."""
+
+    def __init__(self, entries: list[Entry]):
+        self.entries: tuple[Entry, ...] = tuple(sorted(entries, key=lambda e: e.id))
+        self.n = len(self.entries)
+        df: dict[str, int] = defaultdict(int)
+        for e in self.entries:
+            for w in e.vocabulary:
+                df[w] += 1
+        self.df = dict(df)
+        self._idf: dict[str, float] = {}
+        # word -> [(entry index, is a one-word key, title+stem+purpose weight)]
+        postings: dict[str, list[tuple[int, bool, float]]] = defaultdict(list)
+        # first word of a phrase -> [(entry index, phrase as written, phrase terms)]
+        phrase_index: dict[str, list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+        for i, e in enumerate(self.entries):
+            for w in e.vocabulary:
+                other = (
+                    (W_TITLE if w in e.title_words else 0.0)
+                    + (W_STEM if w in e.stem_words else 0.0)
+                    + (W_PURPOSE if w in e.purpose_words else 0.0)
+                )
+                postings[w].append((i, w in e.one_word_keys, other))
+            for written, t in e.phrases:
+                phrase_index[t[0]].append((i, written, t))
+        self._postings = dict(postings)
+        self._phrases = dict(phrase_index)
+
+    def idf(self, w: str) -> float:
+        v = self._idf.get(w)
+        if v is None:
+            v = idf_for(self.n, self.df.get(w, 0))
+            self._idf[w] = v
+        return v
+
+    def vocabulary_keys(self) -> list[tuple[str, Entry]]:
+        """Every key as written, with its entry (for the suggester and kb check)."""
+        return [(k, e) for e in self.entries for k in e.keys]
+
+    def score(self, segments: list[list[str]]) -> list[Scored]:
+        """Rank entries for a question given as segments of terms (question, then expansions).
+
+        Ties order by path; only entries that scored appear.
+        """
+        seq = [t for seg in segments for t in seg]
+        joined = " " + SEGMENT_BREAK.join(" ".join(seg) for seg in segments) + " "
+        unique = list(dict.fromkeys(seq))
+        scores: dict[int, float] = defaultdict(float)
+        matched: dict[int, list[str]] = defaultdict(list)
+        parts: dict[int, list[tuple[str, str, float, float]]] = defaultdict(list)
+        consumed: dict[int, set[str]] = defaultdict(set)
+        for w in unique:
+            for i, written, t in self._phrases.get(w, ()):
+                if " " + " ".join(t) + " " in joined and written not in matched[i]:
+                    mean_idf = sum(self.idf(x) for x in t) / len(t)
+                    scores[i] += W_PHRASE * mean_idf
+                    matched[i].append(written)
+                    parts[i].append((written, f"phrase {W_PHRASE:g}", W_PHRASE, mean_idf))
+                    consumed[i].update(t)
+        for w in unique:
+            idf = None
+            for i, is_key, other in self._postings.get(w, ()):
+                key_weight = W_KEYWORD if is_key and w not in consumed[i] else 0.0
+                weight = key_weight + other
+                if not weight:
+                    continue
+                if idf is None:
+                    idf = self.idf(w)
+                scores[i] += weight * idf
+                matched[i].append(w)
+                parts[i].append((w, _why(self.entries[i], w, key_weight), weight, idf))
+        out = [
+            Scored(self.entries[i], s, tuple(matched[i]), tuple(parts[i])) for i, s in scores.items() if s > 0
+        ]
+        out.sort(key=lambda s: (-s.score, s.entry.id))
+        return out
+
+
+def _why(e: Entry, w: str, key_weight: float) -> str:
+    bits = []
+    if key_weight:
+        bits.append(f"key {W_KEYWORD:g}")
+    if w in e.title_words:
+        bits.append(f"title {W_TITLE:g}")
+    if w in e.stem_words:
+        bits.append(f"stem {W_STEM:g}")
+    if w in e.purpose_words:
+        bits.append(f"purpose {W_PURPOSE:g}")
+    return " + ".join(bits)

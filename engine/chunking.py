@@ -1,0 +1,55 @@
+"""Cutting a note's sections into the chunks the text index holds.
+
+Chunks split at headings; a section over about CHUNK_CHARS characters is cut into windows
+that overlap by CHUNK_OVERLAP, each cut made at a blank line when one is near, so a
+sentence is rarely split. The heading path travels with every chunk: it carries context
+the chunk itself rarely repeats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .notes import Section
+
+CHUNK_CHARS = 1800  # seed 000: sections over ~1800 chars are windowed
+CHUNK_OVERLAP = 300  # and each window repeats the last 300 chars of the one before
+# A cut looks back this far for a blank line before it settles for a hard cut.
+_CUT_SLACK = 600
+
+
+@dataclass(frozen=True)
+class Chunk:
+    heading_path: str
+    text: str
+    line: int
+
+
+def chunk_sections(sections: tuple[Section, ...] | list[Section]) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for s in sections:
+        for piece in windows(s.text):
+            chunks.append(Chunk(heading_path=s.heading_path, text=piece, line=s.line))
+    return chunks
+
+
+def windows(text: str, size: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    if len(text) <= size:
+        return [text] if text.strip() else []
+    out = []
+    start = 0
+    n = len(text)
+    while start < n:
+        end = min(start + size, n)
+        if end < n:
+            blank = text.rfind("\n\n", start + size - _CUT_SLACK, end)
+            if blank > start + overlap:
+                end = blank
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
+        if end >= n:
+            break
+        # Overlap, but always move forward.
+        start = max(end - overlap, start + 1)
+    return out

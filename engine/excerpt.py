@@ -1,0 +1,42 @@
+"""Short excerpts of a passage around the words that matched, for a list a person scans."""
+
+from __future__ import annotations
+
+import re
+
+from .normalize import fold
+
+EXCERPT_CHARS = 160
+_WS = re.compile(r"\s+")
+
+
+def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:
+    """`Heading: ... the sentence with a matched word ...`, about `width` characters of text."""
+    flat = _WS.sub(" ", text).strip()
+    folded = fold(flat)
+    pos = -1
+    for t in terms:
+        m = re.search(r"(?<![0-9a-z])" + re.escape(t) + r"(?![0-9a-z])", folded)
+        if m and (pos < 0 or m.start() < pos):
+            pos = m.start()
+    if pos < 0 or len(flat) <= width:
+        body = flat[:width]
+        tail = " ..." if len(flat) > width else ""
+        return f"{heading_path}: {body}{tail}" if heading_path else body + tail
+    # Start at the sentence holding the first match, so the excerpt reads as prose.
+    start = max(flat.rfind(". ", 0, pos) + 2, pos - width // 2, 0)
+    if flat.rfind(". ", 0, pos) + 2 < pos - width // 2:
+        start = flat.find(" ", start) + 1
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        cut = flat.rfind(" ", start, end)
+        end = cut if cut > start else end
+    body = flat[start:end]
+    lead = "... " if start > 0 else ""
+    tail = " ..." if end < len(flat) else ""
+    return f"{heading_path}: {lead}{body}{tail}" if heading_path else f"{lead}{body}{tail}"
+
+
+def count_hits(text: str, terms: list[str]) -> int:
+    folded = fold(text)
+    return sum(len(re.findall(r"(?<![0-9a-z])" + re.escape(t) + r"(?![0-9a-z])", folded)) for t in terms)

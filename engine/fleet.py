@@ -1,0 +1,145 @@
+"""Finding the bases behind a path, and reading the fleet's small text files.
+
+A path given to any verb is a base or a fleet root. A base is one agent's directory of
+markdown; a fleet root is a directory that is not itself a base but whose immediate
+children are. Neither arrangement is required: requiring one would be an assumption
+about the reader's filesystem. A directory holding a map or an agent.txt of its own is a
+base and is never expanded, since expanding it would silently drop the parent's notes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import KbError
+from .notes import MAP_NAMES
+
+BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
+FLEET_FILE = "fleet.txt"
+ALIASES_FILE = "kb-aliases.txt"
+MISSES_FILE = "kb-misses.txt"
+
+
+@dataclass(frozen=True)
+class Base:
+    name: str  # the directory's name: the agent's key everywhere ("zed")
+    root: Path
+    agent: dict[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends
+
+    @property
+    def index_path(self) -> Path:
+        # Always here, and deliberately no flag to point it anywhere else.
+        return self.root / ".kb" / "index.db"
+
+    @property
+    def display_name(self) -> str:
+        return self.agent.get("name") or self.name
+
+
+@dataclass(frozen=True)
+class Fleet:
+    root: Path  # the fleet root, or the base itself when a lone base was given
+    bases: tuple[Base, ...]
+    settings: dict[str, str]  # fleet.txt
+    is_fleet_root: bool
+
+    @property
+    def aliases_path(self) -> Path:
+        return self.root / ALIASES_FILE
+
+
+def read_kv(path: Path) -> dict[str, str]:
+    """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty."""
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, v = line.split("=", 1)
+        out[k.strip().lower()] = v.strip()
+    return out
+
+
+def is_base(path: Path) -> bool:
+    if any((path / m).is_file() for m in BASE_MARKERS):
+        return True
+    # A plain folder of notes with no markers is still a base, unless it is a fleet root.
+    return False
+
+
+def _has_markdown(path: Path) -> bool:
+    try:
+        for entry in os.scandir(path):
+            if entry.name.endswith(".md") and entry.is_file():
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def _child_bases(path: Path) -> list[Path]:
+    try:
+        children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+    return [c for c in children if is_base(c)]
+
+
+def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
+    """Resolve the paths a verb was given into one fleet of bases."""
+    if not paths:
+        raise KbError("no path given: name a base or a fleet root")
+    bases: list[Base] = []
+    roots: list[Path] = []
+    fleet_root_flags = []
+    for raw in paths:
+        p = Path(raw).expanduser()
+        if not p.exists():
+            raise KbError(f"{raw}: no such file or directory")
+        if not p.is_dir():
+            raise KbError(f"{raw}: not a directory (give a base or a fleet root)")
+        p = p.resolve()
+        if is_base(p):
+            found = [p]
+            fleet_root_flags.append(False)
+        else:
+            found = _child_bases(p)
+            if found:
+                fleet_root_flags.append(True)
+            elif _has_markdown(p) or _has_markdown_below(p):
+                found = [p]  # a plain folder of notes
+                fleet_root_flags.append(False)
+            else:
+                raise KbError(f"{raw}: no markdown notes here, and no bases below it")
+        roots.append(p)
+        for b in found:
+            bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
+    names = [b.name for b in bases]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise KbError(f"two bases share the name {dupes[0]!r}: agent names must be unique in a fleet")
+    root = roots[0]
+    is_root = fleet_root_flags[0]
+    settings = read_kv(root / FLEET_FILE) if is_root else read_kv(root.parent / FLEET_FILE) or {}
+    if not is_root and (root.parent / FLEET_FILE).is_file():
+        # A base inside a fleet: the fleet's manifest, aliases and miss log still apply.
+        root = root.parent
+    return Fleet(root=root, bases=tuple(bases), settings=settings, is_fleet_root=is_root)
+
+
+def _has_markdown_below(path: Path, limit: int = 2000) -> bool:
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(f.endswith(".md") for f in filenames):
+            return True
+        seen += 1
+        if seen > limit:
+            break
+    return False

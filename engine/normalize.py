@@ -1,0 +1,42 @@
+"""Normalisation, shared by both scorers, the gate and the suggester.
+
+Fold accents (produção = producao), lower-case, split on anything that is not a letter or
+a digit, drop one-character words and stopwords. Both scorers must see exactly the same
+terms, so this is the only place words are made.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from .stopwords import STOPWORDS
+
+# \W keeps letters of every script; "_" is a word character to re, not to a reader.
+_SPLIT = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=65536)
+def fold(text: str) -> str:
+    """Lower-case and strip diacritics; what is left outside ASCII stays as it is."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words(text: str) -> list[str]:
+    """Every folded word, stopwords included (for phrase display and the suggester)."""
+    return [w for w in _SPLIT.split(fold(text)) if w]
+
+
+def terms(text: str) -> list[str]:
+    """The words that carry meaning, in order, repeats kept."""
+    return [w for w in _SPLIT.split(fold(text)) if len(w) > 1 and w not in STOPWORDS]
+
+
+def unique_terms(text: str) -> list[str]:
+    """Terms in first-seen order, each once: a question that says a word twice asks once."""
+    seen: dict[str, None] = {}
+    for t in terms(text):
+        seen.setdefault(t, None)
+    return list(seen)

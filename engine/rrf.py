@@ -1,0 +1,30 @@
+"""Reciprocal Rank Fusion: positions, never raw scores.
+
+A BM25 value and a keyword score live in different numeric universes; ranks need no
+conversion factor, and so nothing to tune per corpus.
+"""
+
+from __future__ import annotations
+
+RRF_K = 60  # each list contributes 1 / (RRF_K + rank)
+
+
+def rrf(*rankings: list[str]) -> list[tuple[str, float, list[int | None]]]:
+    """Fuse ranked id lists. Returns (id, score, [rank in each list or None]), best first.
+
+    Ties order by the best rank held in the earlier list, then by id, so the keyword
+    scorer's order decides between files the fusion cannot separate.
+    """
+    ranks: dict[str, list[int | None]] = {}
+    for li, ranking in enumerate(rankings):
+        for pos, ident in enumerate(ranking, start=1):
+            ranks.setdefault(ident, [None] * len(rankings))
+            if ranks[ident][li] is None:
+                ranks[ident][li] = pos
+    fused = []
+    for ident, rs in ranks.items():
+        score = sum(1.0 / (RRF_K + r) for r in rs if r is not None)
+        fused.append((ident, score, rs))
+    big = 1 << 30
+    fused.sort(key=lambda f: (-f[1], *(r if r is not None else big for r in f[2]), f[0]))
+    return fused

@@ -1,0 +1,507 @@
+"""The text index: one SQLite file per base at <base>/.kb/index.db, FTS5 with BM25.
+
+The file holds nothing that cannot be recomputed from the markdown: delete it and the next
+index rebuilds it. A damaged file is not repaired, it is replaced. Besides the chunks it
+keeps each note's parsed label, so a fresh process routes without re-reading every note.
+
+Chunk rowids carry their file: rowid = file_id << FILE_SHIFT | chunk_number, so the best
+chunk per file is a GROUP BY over an integer the FTS5 index already holds, with no join.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .chunking import chunk_sections
+from .errors import KbError
+from .fleet import Base
+from .notes import Note, is_map_file, parse_note
+
+SCHEMA_VERSION = 3
+FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
+PRUNE_ABOVE_CHUNKS = 10_000  # seed 000: above this, the commonest terms leave the expression
+PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves nothing in BM25
+MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT UNIQUE NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    is_entry INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    species TEXT NOT NULL,
+    label_line INTEGER,
+    label_under_title INTEGER NOT NULL,
+    title_line INTEGER,
+    links TEXT NOT NULL,
+    date TEXT,
+    chunks INTEGER NOT NULL,
+    problems TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
+    heading_path, body, line UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks, 'row');
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One note as the index remembers it: enough to route without reading it again."""
+
+    id: int
+    path: str
+    hash: str
+    is_entry: bool
+    title: str
+    purpose: str
+    keys: tuple[str, ...]
+    species: str
+    label_line: int | None
+    label_under_title: bool
+    title_line: int | None
+    links: tuple[str, ...]
+    date: str | None
+    chunks: int
+    mtime_ns: int
+    problems: tuple[str, ...]
+
+
+@dataclass
+class IndexReport:
+    base: str
+    files: int = 0
+    entries: int = 0
+    chunks: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    added: int = 0
+    removed: int = 0
+    unreachable: list[str] = field(default_factory=list)  # notes with no Search for: line
+    skipped: list[str] = field(default_factory=list)  # "path: why", files that could not be read
+    warnings: list[str] = field(default_factory=list)  # "path:line: what", indexed anyway
+    rebuilt: bool = False  # the file was damaged and replaced
+    seconds: float = 0.0
+
+    @property
+    def touched(self) -> int:
+        return self.changed + self.added + self.removed
+
+
+def content_hash(data: bytes) -> str:
+    # Not cryptographic on purpose: the question is "did it change", the adversary an editor.
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
+    """Every markdown file below a base (hidden folders skipped, links not followed)."""
+    found: dict[str, os.stat_result] = {}
+    problems: list[str] = []
+
+    def onerror(err: OSError) -> None:
+        problems.append(f"{_rel(root, err.filename)}: cannot list ({err.strerror})")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in filenames:
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            try:
+                st = os.stat(full)  # follows a file symlink; a dangling one is reported
+            except OSError as e:
+                problems.append(f"{rel}: cannot read ({e.strerror})")
+                continue
+            if not _is_regular(st):
+                continue
+            found[rel] = st
+    return found, problems
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    import stat as _stat
+
+    return _stat.S_ISREG(st.st_mode)
+
+
+def _rel(root: Path, p: str | None) -> str:
+    if not p:
+        return str(root)
+    try:
+        return os.path.relpath(p, root).replace(os.sep, "/")
+    except ValueError:
+        return p
+
+
+class TextIndex:
+    """One base's index. Safe to share between threads: each thread gets its own connection."""
+
+    def __init__(self, base: Base):
+        self.base = base
+        self.path = base.index_path
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self.was_rebuilt = False
+
+    # -- connections -------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA busy_timeout = 30000")
+        return con
+
+    def conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._open_checked()
+            self._local.con = con
+        return con
+
+    def _open_checked(self) -> sqlite3.Connection:
+        """Open, and if the file is not an index of ours, replace it with an empty one."""
+        try:
+            con = self._connect()
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                if tables:
+                    raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
+                self._create(con)
+            else:
+                con.execute("SELECT count(*) FROM files").fetchone()
+                con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
+            return con
+        except sqlite3.DatabaseError as e:
+            if not is_damage(e):
+                if "locked" in str(e) or "busy" in str(e):
+                    raise KbError(f"{self.path}: locked by another process ({e})") from e
+                raise
+            return self._replace_damaged()
+
+    def _create(self, con: sqlite3.Connection) -> None:
+        try:
+            con.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError:
+            pass  # a read-only or odd filesystem: the default journal still works
+        con.executescript(_SCHEMA)
+
+    def _replace_damaged(self) -> sqlite3.Connection:
+        with self._write_lock:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(str(self.path) + suffix)
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    raise KbError(f"{self.path}: damaged and cannot be removed ({e.strerror})") from e
+            self.was_rebuilt = True
+            con = self._connect()
+            self._create(con)
+            return con
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    def _guard(self, fn, *args):
+        """Run a read; a file damaged under us is replaced and the read retried once."""
+        try:
+            return fn(self.conn(), *args)
+        except sqlite3.DatabaseError as e:
+            if not is_damage(e):
+                if "locked" in str(e) or "busy" in str(e):
+                    raise KbError(f"{self.path}: locked by another process ({e})") from e
+                raise
+            self.close()
+            con = self._replace_damaged()
+            self._local.con = con
+            self.update()
+            return fn(self.conn(), *args)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def records(self) -> list[FileRecord]:
+        return self._guard(_records)
+
+    def chunk_count(self) -> int:
+        return self._guard(lambda c: c.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def search(self, terms: list[str], limit: int) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
+        """Files ranked by BM25 at their best chunk: (path, bm25, heading_path, text, line).
+
+        Returns the rows and the terms that were sent, after pruning.
+        """
+        return self._guard(_search, terms, limit)
+
+    def chunks_of(self, path: str) -> list[tuple[str, str, int]]:
+        return self._guard(_chunks_of, path)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def stale(self) -> bool:
+        """Cheap check: has any note been added, removed, or touched since the last index?"""
+        on_disk, _ = list_notes(self.base.root)
+        known = self._guard(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
+        known_skips = self._guard(lambda c: _meta_get(c, "skipped_stats")) or "{}"
+        skips = json.loads(known_skips)
+        for rel, st in on_disk.items():
+            sig = f"{st.st_mtime_ns}:{st.st_size}"
+            if is_map_file(rel):
+                continue
+            if known.get(rel) != sig and skips.get(rel) != sig:
+                return True
+        return any(rel not in on_disk for rel in known)
+
+    def update(self, *, force: bool = False) -> IndexReport:
+        """Bring the index up to date with the markdown. The markdown is only ever read."""
+        t0 = time.perf_counter()
+        report = IndexReport(base=self.base.name)
+        for attempt in (1, 2):
+            try:
+                with self._write_lock:
+                    _update(self.conn(), self.base.root, report, force)
+                break
+            except sqlite3.DatabaseError as e:
+                if not is_damage(e):
+                    if "locked" in str(e) or "busy" in str(e):
+                        raise KbError(f"{self.path}: locked by another process ({e})") from e
+                    raise
+                if attempt == 2:
+                    raise KbError(f"{self.path}: cannot be rebuilt ({e})") from e
+                # Damaged under us: replace it and index from scratch.
+                self.close()
+                self._local.con = self._replace_damaged()
+                report = IndexReport(base=self.base.name)
+        report.rebuilt = self.was_rebuilt
+        report.seconds = time.perf_counter() - t0
+        return report
+
+
+_DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
+
+
+def is_damage(e: sqlite3.DatabaseError) -> bool:
+    """A file that is not a sound index of ours, as opposed to a lock or a bug."""
+    if isinstance(e, sqlite3.OperationalError) and not any(w in str(e) for w in _DAMAGE_WORDS):
+        return False
+    return True
+
+
+def _meta_get(con: sqlite3.Connection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _records(con: sqlite3.Connection) -> list[FileRecord]:
+    rows = con.execute(
+        "SELECT id, path, hash, is_entry, title, purpose, keys, species, label_line,"
+        " label_under_title, title_line, links, date, chunks, mtime_ns, problems FROM files ORDER BY path"
+    ).fetchall()
+    return [
+        FileRecord(
+            id=r[0], path=r[1], hash=r[2], is_entry=bool(r[3]), title=r[4], purpose=r[5],
+            keys=tuple(json.loads(r[6])), species=r[7], label_line=r[8], label_under_title=bool(r[9]),
+            title_line=r[10], links=tuple(json.loads(r[11])), date=r[12], chunks=r[13], mtime_ns=r[14],
+            problems=tuple(json.loads(r[15])),
+        )
+        for r in rows
+    ]
+
+
+def fts_expression(terms: list[str]) -> str:
+    """Every term quoted: a question's words are words, never FTS5 query syntax."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _search(con: sqlite3.Connection, terms: list[str], limit: int):
+    if not terms:
+        return [], []
+    sent = list(terms)
+    total = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if len(terms) else 0
+    if total > PRUNE_ABOVE_CHUNKS:
+        cutoff = total * PRUNE_DF_FRACTION
+        kept = []
+        for t in terms:
+            row = con.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (t,)).fetchone()
+            if row is None or row[0] <= cutoff:
+                kept.append(t)
+        sent = kept
+    if not sent:
+        return [], sent
+    # The bare `rowid` beside min() takes the row that holds the minimum: the best chunk.
+    best = con.execute(
+        # MATERIALIZED: bm25() may not run inside an aggregate, so the match is not flattened.
+        "WITH m AS MATERIALIZED (SELECT rowid AS r, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?)"
+        f" SELECT r, r >> {FILE_SHIFT} AS fid, min(s) AS best FROM m GROUP BY fid ORDER BY best, fid LIMIT ?",
+        (fts_expression(sent), limit),
+    ).fetchall()
+    if not best:
+        return [], sent
+    fids = [b[1] for b in best]
+    paths = dict(
+        con.execute(f"SELECT id, path FROM files WHERE id IN ({','.join('?' * len(fids))})", fids).fetchall()
+    )
+    rowids = [b[0] for b in best]
+    texts = {
+        r[0]: (r[1], r[2], r[3])
+        for r in con.execute(
+            f"SELECT rowid, heading_path, body, line FROM chunks WHERE rowid IN ({','.join('?' * len(rowids))})",
+            rowids,
+        )
+    }
+    out = []
+    for rowid, fid, score in best:
+        if fid not in paths:
+            continue
+        hp, body, line = texts[rowid]
+        out.append((paths[fid], score, hp, body, line))
+    # Ties in BM25 order by path, as the keyword ranking does.
+    out.sort(key=lambda r: (r[1], r[0]))
+    return out, sent
+
+
+def _chunks_of(con: sqlite3.Connection, path: str) -> list[tuple[str, str, int]]:
+    row = con.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if not row:
+        return []
+    lo = row[0] << FILE_SHIFT
+    return con.execute(
+        "SELECT heading_path, body, line FROM chunks WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
+        (lo, lo + (1 << FILE_SHIFT)),
+    ).fetchall()
+
+
+def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[str | None, bytes | None, str | None]:
+    """(text, raw bytes, problem). A note that cannot be read is reported, never fatal."""
+    full = root / rel
+    try:
+        if st is not None and st.st_size > MAX_NOTE_BYTES:
+            return None, None, f"{rel}: too large to index ({st.st_size:,} bytes; limit {MAX_NOTE_BYTES:,})"
+        raw = full.read_bytes()
+    except FileNotFoundError:
+        return None, None, f"{rel}: vanished before it could be read"
+    except PermissionError:
+        return None, None, f"{rel}: cannot read (permission denied)"
+    except IsADirectoryError:
+        return None, None, f"{rel}: is a directory"
+    except OSError as e:
+        return None, None, f"{rel}: cannot read ({e.strerror})"
+    if not raw.strip():
+        return None, raw, f"{rel}: empty file"
+    if b"\x00" in raw[:8192]:
+        return None, raw, f"{rel}: binary, not markdown (NUL byte)"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, raw, f"{rel}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
+    return text.lstrip("\ufeff"), raw, None
+
+
+def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
+    on_disk, list_problems = list_notes(root)
+    report.skipped.extend(list_problems)
+    known = {
+        r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), r[6])
+        for r in con.execute("SELECT path, id, mtime_ns, size, hash, is_entry, chunks FROM files")
+    }
+    skipped_stats: dict[str, str] = {}
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        for rel in sorted(known):
+            if rel not in on_disk or is_map_file(rel):
+                _delete_file(con, known[rel][0])
+                report.removed += 1
+        for rel, st in sorted(on_disk.items()):
+            if is_map_file(rel):
+                continue
+            sig = (st.st_mtime_ns, st.st_size)
+            old = known.get(rel)
+            if old and not force and (old[1], old[2]) == sig:
+                _count_kept(con, old, rel, report)
+                continue
+            text, raw, problem = read_note(root, rel, st)
+            if problem:
+                report.skipped.append(problem)
+                skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+                if old:
+                    _delete_file(con, old[0])
+                    report.removed += 1
+                continue
+            h = content_hash(raw)
+            if old and not force and old[3] == h:
+                # Touched, not changed: remember the new stat so the next check is free.
+                con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
+                _count_kept(con, old, rel, report)
+                continue
+            note = parse_note(rel, text)
+            if old:
+                _delete_file(con, old[0])
+                report.changed += 1
+            else:
+                report.added += 1
+            _insert(con, note, h, sig, report)
+        con.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
+    report.chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
+    for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
+        report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
+
+
+def _count_kept(con, old, rel, report: IndexReport) -> None:
+    report.unchanged += 1
+
+
+def _delete_file(con: sqlite3.Connection, file_id: int) -> None:
+    lo = file_id << FILE_SHIFT
+    con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << FILE_SHIFT)))
+    con.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+def _insert(con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], report: IndexReport) -> None:
+    chunks = chunk_sections(note.sections)
+    if len(chunks) >= (1 << FILE_SHIFT):
+        chunks = chunks[: (1 << FILE_SHIFT) - 1]
+        report.warnings.append(f"{note.relpath}: more chunks than one file may hold; the rest is not indexed")
+    cur = con.execute(
+        "INSERT INTO files(path, mtime_ns, size, hash, is_entry, title, purpose, keys, species, label_line,"
+        " label_under_title, title_line, links, date, chunks, problems) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            note.relpath, sig[0], sig[1], h, int(note.is_entry), note.title, note.purpose,
+            json.dumps(list(note.keys), ensure_ascii=False), note.species, note.label_line,
+            int(note.label_under_title), note.title_line, json.dumps(list(note.links), ensure_ascii=False),
+            note.date, len(chunks), json.dumps(list(note.problems)),
+        ),
+    )
+    fid = cur.lastrowid
+    base_rowid = fid << FILE_SHIFT
+    con.executemany(
+        "INSERT INTO chunks(rowid, heading_path, body, line) VALUES (?,?,?,?)",
+        ((base_rowid + i, c.heading_path, c.text, c.line) for i, c in enumerate(chunks)),
+    )

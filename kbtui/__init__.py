@@ -1,0 +1,1 @@
+"""kbtui: the reading room, a Textual app over engine.Memory."""
