@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from engine.purpose.errors import FusionOptionError
@@ -28,7 +29,7 @@ from engine.purpose.signals import (
     text_signal,
     walk,
 )
-from engine.purpose.weights import DEFAULT_PURPOSE, SCALE, Purpose, get_purpose
+from engine.purpose.weights import DEFAULT_PURPOSE, SCALE, Purpose, Weights, get_purpose
 
 # With no `near`, the walk is seeded by the head of the text ordering: the rows this question
 # names. They seed the walk but score 0 on graph (no credit for being themselves).
@@ -83,15 +84,29 @@ class Contribution:
 
 @dataclass(frozen=True)
 class FusedRow:
+    """One ordered row. `raw` and `normalized` are the four signals in SIGNALS order; the
+    contributions are derived from them and the purpose's weights on first read, so the
+    stage's hot loop builds one object per row rather than five."""
+
     row: PoolRow
     fused_score: int
-    contributions: dict[str, Contribution]  # text, graph, recency, boost
     anchor: str | None  # "explicit", "inferred" or None
     purpose: str
+    weights: Weights
+    raw: tuple[Any, Any, Any, Any]  # RRF score, hops (None: unreached), age ms (None: undated), boost sum
+    normalized: tuple[int, int, int, int]
 
     @property
     def id(self) -> str:
         return self.row.id
+
+    @cached_property
+    def contributions(self) -> dict[str, Contribution]:
+        w = self.weights
+        return {
+            name: Contribution(raw, norm, weight, weight * norm)
+            for name, raw, norm, weight in zip(SIGNALS, self.raw, self.normalized, (w.text, w.graph, w.recency, w.boost))
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -251,28 +266,24 @@ def order_pool(
     dist = hops.distances if hops else {}
     anchor_set = set(anchors)
 
+    wt, wg, wr, wb = w.text, w.graph, w.recency, w.boost
+    half_life = p.half_life_ms
+    rules = opts.boosts
+    explicit_anchor = "inferred" if inferred else "explicit"
     out: list[FusedRow] = []
     for r in pool:
+        rid = r.id
         t = text_signal(r.text, top)
-        d = dist.get(r.id)
-        if r.id in anchor_set:
-            anchor = "inferred" if inferred else "explicit"
-        else:
-            anchor = None
+        d = dist.get(rid)
+        anchor = explicit_anchor if rid in anchor_set else None
         # An inferred anchor seeds the walk but scores 0: crediting it at hop 0 would hand
         # the rows that already won on text the whole graph term as well.
         g = 0 if anchor == "inferred" else hop_signal(d)
         age = None if r.date_ms is None else clock - int(r.date_ms)
-        rc = recency_signal(age, p.half_life_ms)
-        b_raw, b = boost_signal(r.metadata, opts.boosts)
-        contributions = {
-            "text": Contribution(r.text, t, w.text, w.text * t),
-            "graph": Contribution(d, g, w.graph, w.graph * g),
-            "recency": Contribution(age, rc, w.recency, w.recency * rc),
-            "boost": Contribution(b_raw / SCALE, b, w.boost, w.boost * b),
-        }
-        score = w.text * t + w.graph * g + w.recency * rc + w.boost * b
-        out.append(FusedRow(row=r, fused_score=score, contributions=contributions, anchor=anchor, purpose=p.name))
+        rc = recency_signal(age, half_life)
+        b_raw, b = boost_signal(r.metadata, rules) if rules else (0, 0)
+        score = wt * t + wg * g + wr * rc + wb * b
+        out.append(FusedRow(r, score, anchor, p.name, w, (r.text, d, age, b_raw / SCALE), (t, g, rc, b)))
     out.sort(key=lambda fr: (-fr.fused_score, fr.row.id))
 
     stamp = PageStamp(
