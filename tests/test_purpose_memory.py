@@ -7,49 +7,17 @@ import os
 import time
 
 import pytest
+from _purpose_fleet import QUESTION, write_memory_fleet
 
 from engine import Memory
 from engine.purpose import FusionOptionError, FusionStampMismatch
 from engine.purpose.stamp import restamp, stamp_path
 from engine.purpose.weights import DAY_MS
 
-QUESTION = "pricing decision for the launch"
-
-# Twelve notes: pricing talked about everywhere, linked as a small web, dated variously.
-NOTES = {
-    "zed/knowledge/pricing.md": ("Pricing", "pricing, price list", "2026-01-10", ["launch.md", "[[discounts]]"]),
-    "zed/knowledge/launch.md": ("Launch plan", "launch, launch plan", "2026-09-01", ["../skills/review.md"]),
-    "zed/knowledge/discounts.md": ("Discounts", "discounts", "2025-06-01", []),
-    "zed/skills/review.md": ("Pricing review", "pricing review", None, ["[[steve/knowledge/decisions]]"]),
-    "zed/tools/calculator.md": ("Price calculator", "calculator", "2026-08-30", []),
-    "zed/knowledge/old-decision.md": ("Old decision", "decision log", "2019-03-03", []),
-    "steve/knowledge/decisions.md": ("Decisions", "decision, decisions", "2026-09-05", ["[[meeting-notes]]"]),
-    "steve/knowledge/meeting-notes.md": ("Meeting notes", "meeting", "2026-09-08", []),
-    "steve/knowledge/competitors.md": ("Competitors", "competitors", "2024-11-11", []),
-    "steve/knowledge/launch-retro.md": ("Launch retro", "retro", "2026-02-02", ["../../zed/knowledge/launch.md"]),
-    "steve/skills/negotiate.md": ("Negotiate", "negotiate", "2026-07-07", []),
-    "steve/tools/quotes.md": ("Quotes", "quotes", "2026-05-05", []),
-}
-
-
-def _note(title, keys, date, links):
-    lines = [f"# {title}", f"Search for: {keys}", ""]
-    if date:
-        lines.append(f"Date: {date}")
-    lines += ["", f"Notes on {title.lower()}: the pricing decision for the launch, and what followed."]
-    lines += [f"See {l}." if l.startswith("[[") else f"See [that]({l})." for l in links]
-    return "\n".join(lines) + "\n"
-
 
 @pytest.fixture()
 def fleet(tmp_path):
-    for nid, spec in NOTES.items():
-        p = tmp_path / nid
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(_note(*spec), encoding="utf-8")
-    for b in ("zed", "steve"):
-        (tmp_path / b / "agent.txt").write_text(f"name = {b}\n", encoding="utf-8")
-    return tmp_path
+    return write_memory_fleet(tmp_path)
 
 
 def _ask(mem, **kw):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from engine.errors import KbError
 
-class FusionError(ValueError):
-    """Base of every purpose-fusion refusal (a ValueError, so a CLI prints it as bad input)."""
+
+class FusionError(KbError, ValueError):
+    """Base of every purpose-fusion refusal: a KbError, so every surface prints it as the one
+    line it is, and a ValueError, because it is always bad input rather than a fault."""
 
 
 class FusionOptionError(FusionError):
