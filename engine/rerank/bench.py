@@ -1,0 +1,208 @@
+"""`kb rerank bench`: what the stage costs on this machine, at the real MiniLM-L6 geometry.
+
+Weights are generated (they do not change what a forward pass costs), the tokenizer is a
+WordPiece trained here, and the model goes through `kb model import` like any other, so the
+graph timed is the graph the stage runs. Printed, never asserted: a timed test would be a
+test of the machine. Beside each per-pair figure the run measures the machine's own limit
+(numpy float32 matmul GFLOP/s) and the forward pass's FLOPs per pair, so a figure reads as a
+fraction of what the hardware can do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .synth import CORPUS, MINILM_L6, train_wordpiece, write_checkpoint
+
+QUESTION = "what did we decide about the embedding spaces"
+KS = (16, 32, 64)
+ROW_WORDS = (30, 120)
+# The bench's WordPiece is trained small so words split into pieces about as often as BERT's
+# 30,522-piece vocabulary splits English prose (~1.3 tokens per word); the figure is printed.
+BENCH_VOCAB = 480
+
+
+@dataclass(frozen=True)
+class Cell:
+    precision: str
+    k: int
+    words: int
+    tokens_per_pair: float  # median pair length, special tokens included
+    wall_ms: list[float]
+    flops_per_pair: float
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall_ms)
+
+    @property
+    def p95(self) -> float:
+        return _p95(self.wall_ms)
+
+
+def _p95(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, int(round(0.95 * (len(s) - 1)))))]
+
+
+def rows_of(words: int, n: int, seed: int = 0) -> list[str]:
+    """n distinct rows of about `words` words, windows over the corpus at different offsets."""
+    import random
+
+    rnd = random.Random(seed)
+    vocab = CORPUS.split()
+    out = []
+    for i in range(n):
+        start = rnd.randrange(len(vocab))
+        span = max(1, words + rnd.randint(-words // 10, words // 10))
+        out.append(" ".join(vocab[(start + j) % len(vocab)] for j in range(span)))
+    return out
+
+
+def forward_flops(seq: int, geo: dict[str, Any] = MINILM_L6) -> float:
+    """Multiply-adds x 2 of one BERT forward pass over one pair of `seq` tokens."""
+    H, I, L = geo["hidden_size"], geo["intermediate_size"], geo["num_hidden_layers"]
+    per_layer = 2 * seq * H * 3 * H + 2 * 2 * seq * seq * H + 2 * seq * H * H + 2 * 2 * seq * H * I
+    return float(L * per_layer + 2 * H * H + 2 * H)
+
+
+def matmul_gflops(n: int = 768, seconds: float = 1.5) -> float:
+    """numpy float32 GEMM throughput on this machine now (median of repeated n x n products)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    a @ b
+    rates = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(rates) < 5:
+        t = time.perf_counter()
+        a @ b
+        rates.append(2 * n**3 / (time.perf_counter() - t) / 1e9)
+    return statistics.median(rates)
+
+
+def build_minilm(workdir: Path, *, log: Any = print) -> Path:
+    """A MiniLM-L6-shaped cross-encoder (generated weights), imported with fp32 and int8 files."""
+    from .importer import INT8_FILE, MODEL_FILE, import_checkpoint
+
+    out = workdir / "minilm-l6-generated"
+    if (out / MODEL_FILE).is_file() and (out / INT8_FILE).is_file():
+        return out
+    t = time.perf_counter()
+    tok = train_wordpiece([CORPUS], vocab_size=BENCH_VOCAB)
+    src = write_checkpoint(workdir / "minilm-src", dict(MINILM_L6), tok, seed=7, name="kb-bench/minilm-l6-generated")
+    rep = import_checkpoint(src, out, int8=True)
+    log(f"built {out} in {time.perf_counter() - t:.1f}s: fused {rep.fused}, fp32 vs numpy {rep.max_abs_diff:.1e}")
+    return out
+
+
+def time_cell(model_dir: Path, precision: str, k: int, words: int, runs: int, threads: int | None) -> Cell:
+    """The whole leg as the stage runs it: tokenise, 1-then-4 sub-batches, read the logits."""
+    from .stage import Candidate, RerankStage
+
+    stage = RerankStage(model_dir, precision, threads)
+    stage.warm()
+    texts = rows_of(words, k, seed=k * 1000 + words)
+    cands = [Candidate(id=f"r{i}", text=t) for i, t in enumerate(texts)]  # no version: never cached
+    m = stage.model
+    lens = sorted(len(p) for p in m.pairs(m.question_ids(QUESTION), texts))
+    seq = statistics.median(lens)
+    walls = []
+    with tempfile.TemporaryDirectory() as stamp_dir:
+        for r in range(runs + 1):
+            t = time.perf_counter()
+            stage.rerank(QUESTION, cands, k, [stamp_dir], top_k=k, budget_ms=1e9)
+            if r:  # the first run warms the allocator and caches; discarded
+                walls.append((time.perf_counter() - t) * 1000.0)
+    flops = statistics.mean(forward_flops(n) for n in lens)
+    return Cell(precision, k, words, float(seq), walls, flops)
+
+
+def parity(model_dir: Path, n: int = 256, threads: int | None = None) -> dict[str, Any]:
+    """fp32 vs int8 served order over one question and n rows: top-32 overlap, Spearman, first differing rank."""
+    from .stage import Candidate, RerankStage, order_with_ties
+
+    texts = rows_of(30, n, seed=99)
+    cands = [Candidate(id=f"r{i}", text=t) for i, t in enumerate(texts)]
+    scores = {}
+    for prec in ("fp32", "int8"):
+        st = RerankStage(model_dir, prec, threads)
+        m = st.model
+        scores[prec] = m.score(m.pairs(m.question_ids(QUESTION), texts))
+    a = order_with_ties(scores["fp32"])
+    b = order_with_ties(scores["int8"])
+    first = next((i + 1 for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    ra = {r: i for i, r in enumerate(a)}
+    rb = {r: i for i, r in enumerate(b)}
+    d2 = sum((ra[i] - rb[i]) ** 2 for i in range(n))
+    spearman = 1 - 6 * d2 / (n * (n * n - 1))
+    diffs = [abs(x - y) for x, y in zip(scores["fp32"], scores["int8"])]
+    return {
+        "rows": n,
+        "top32_overlap": len(set(a[:32]) & set(b[:32])),
+        "spearman": spearman,
+        "first_differing_rank": first,
+        "max_abs_logit_diff": max(diffs),
+        "median_abs_logit_diff": statistics.median(diffs),
+        "logit_spread_fp32": max(scores["fp32"]) - min(scores["fp32"]),
+        "candidates": len(cands),
+    }
+
+
+def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = None, precisions: Sequence[str] = ("fp32", "int8"),
+        ks: Sequence[int] = KS, words: Sequence[int] = ROW_WORDS, out: Any = None) -> dict[str, Any]:
+    out = out or sys.stdout
+
+    def say(s: str = "") -> None:
+        print(s, file=out, flush=True)
+
+    workdir = Path(workdir or Path(tempfile.gettempdir()) / "kb-rerank-bench")
+    workdir.mkdir(parents=True, exist_ok=True)
+    import onnxruntime as ort
+
+    say(f"kb rerank bench: MiniLM-L6 geometry {MINILM_L6}, generated weights")
+    say(f"host: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}, onnxruntime {ort.__version__}, "
+        f"threads {'onnxruntime default' if not threads else threads}, {runs} timed runs per cell after one discarded")
+    model_dir = build_minilm(workdir, log=say)
+    gflops = matmul_gflops()
+    say(f"numpy float32 matmul: {gflops:.1f} GFLOP/s (768x768, median)")
+    say("")
+    say(f"{'prec':5} {'K':>3} {'words':>5} {'tok/pair':>8} {'GFLOP/pair':>10} {'ms/pair med':>11} {'p95':>7} "
+        f"{'wall med':>9} {'p95':>8} {'eff GFLOP/s':>11} {'of numpy':>8}  fits 300ms")
+    cells = []
+    for prec in precisions:
+        for w in words:
+            for k in ks:
+                c = time_cell(model_dir, prec, k, w, runs, threads)
+                cells.append(c)
+                per_pair = c.median / k
+                eff = c.flops_per_pair / (per_pair / 1000.0) / 1e9
+                say(f"{prec:5} {k:>3} {w:>5} {c.tokens_per_pair:>8.0f} {c.flops_per_pair / 1e9:>10.3f} {per_pair:>11.2f} "
+                    f"{c.p95 / k:>7.2f} {c.median:>9.1f} {c.p95:>8.1f} {eff:>11.1f} {eff / gflops:>8.0%}  "
+                    f"{'yes' if c.p95 <= 300 else 'no'}")
+    say("")
+    par = parity(model_dir, threads=threads)
+    say(f"fp32 vs int8 order over {par['rows']} rows of ~30 words: top-32 overlap {par['top32_overlap']}/32, "
+        f"Spearman {par['spearman']:.4f}, first differing rank {par['first_differing_rank']}, "
+        f"max |logit diff| {par['max_abs_logit_diff']:.4f} (median {par['median_abs_logit_diff']:.4f}, fp32 logit spread {par['logit_spread_fp32']:.2f})")
+    say(f"numpy float32 matmul again: {matmul_gflops():.1f} GFLOP/s")
+    return {
+        "gflops": gflops,
+        "cells": [dict(c.__dict__, median=c.median, p95=c.p95) for c in cells],
+        "parity": par,
+    }
+
+
+if __name__ == "__main__":  # python3 -m engine.rerank.bench [runs]
+    res = run(runs=int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    print(json.dumps(res["parity"]))
