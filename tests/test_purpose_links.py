@@ -53,3 +53,20 @@ def test_dates_parse_to_utc_ms_and_the_latest_line_wins():
     assert parse_date_ms("1970-01-01 01:00+01:00") == 0
     assert parse_date_ms("yesterday") is None
     assert date_line("# T\n**Date:** 2026-01-01\n- Updated: 2026-03-01 10:00\n") == "2026-03-01 10:00"
+
+
+def test_a_base_table_of_contents_is_not_an_edge(tmp_path):
+    for nid, text in {
+        "zed/index.md": "# Zed\n- [a](knowledge/a.md)\n- [b](knowledge/b.md)\n",
+        "zed/knowledge/a.md": "# A\nBack to [index](../index.md). See [b](b.md).\n",
+        "zed/knowledge/b.md": "# B\n",
+        "zed/knowledge/index.md": "# Not the base's contents\n[[a]]\n",
+    }.items():
+        p = tmp_path / nid
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    from engine.purpose.facts import facts_from_disk
+
+    g = facts_from_disk({"zed": tmp_path / "zed"}).graph
+    assert "zed/index.md" not in g
+    assert g["zed/knowledge/a.md"] == ("zed/knowledge/b.md", "zed/knowledge/index.md")

@@ -139,3 +139,19 @@ def test_conversation_prefers_this_week_at_equal_relevance(fleet):
     half = rows["steve/knowledge/meeting-notes.md"]["recency"]
     assert half["weight"] == 2500 and half["normalized"] > rows["steve/knowledge/competitors.md"]["recency"]["normalized"]
     assert a.stages["fusion"]["halfLifeMs"] == 7 * DAY_MS
+
+
+def test_memory_gives_one_order_from_any_number_of_threads(fleet):
+    from concurrent.futures import ThreadPoolExecutor
+
+    mem = Memory(fleet)
+    for _attempt in range(3):  # retry if a minute tick falls between the runs
+        want = _ask(mem, top=20, purpose="conversation")
+        with ThreadPoolExecutor(max_workers=4) as ex:
+            got = list(ex.map(lambda _: _ask(mem, top=20, purpose="conversation"), range(12)))
+        if {g.stages["fusion"]["nowMs"] for g in got} == {want.stages["fusion"]["nowMs"]}:
+            break
+    for g in got:
+        assert [(r.id, r.fusion["fusedScore"]) for r in g.results] == [
+            (r.id, r.fusion["fusedScore"]) for r in want.results
+        ]

@@ -131,18 +131,31 @@ class LinkResolver:
         return (own or hits)[0]
 
 
+# A base's table of contents (its index or map at the base root) links to everything, so as
+# an edge it would put every note within two hops of every other: the walk ignores it.
+CONTENTS_NAMES = frozenset({"index.md", "map.md", "_map.md"})
+
+
+def is_contents(note_id: str) -> bool:
+    _base, _, path = note_id.partition("/")
+    return path.lower() in CONTENTS_NAMES
+
+
 def build_graph(
     links: Mapping[str, Iterable[str | Link]], resolver: LinkResolver
 ) -> dict[str, tuple[str, ...]]:
-    """id -> the ids it links to (resolved, sorted, once each, never itself)."""
+    """id -> the ids it links to (resolved, sorted, once each, never itself); links from or
+    to a base's table of contents are left out (see CONTENTS_NAMES)."""
     graph: dict[str, tuple[str, ...]] = {}
     for src, targets in links.items():
+        if is_contents(src):
+            continue
         seen: set[str] = set()
         for t in targets:
             hit = (
                 resolver.resolve(t.target, src, t.kind) if isinstance(t, Link) else resolver.resolve(t, src)
             )
-            if hit is not None and hit != src:
+            if hit is not None and hit != src and not is_contents(hit):
                 seen.add(hit)
         if seen:
             graph[src] = tuple(sorted(seen))

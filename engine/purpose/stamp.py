@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.atomic import write_atomic
 from engine.purpose.errors import FusionStampMismatch
+from engine.purpose.links import CONTENTS_NAMES
 from engine.purpose.signals import CLOCK_QUANTUM_MS, FRONTIER_CAP, HOP1, MAX_HOPS
 from engine.purpose.stage import INFERRED_ANCHORS
 from engine.purpose.weights import PURPOSES, SCALE, WEIGHT_TOTAL
@@ -38,7 +39,13 @@ def build_stamp() -> dict[str, Any]:
         "weightTotal": WEIGHT_TOTAL,
         "normalization": {
             "text": "rrf / pool max, floored",
-            "graph": {"hop1": HOP1, "maxHops": MAX_HOPS, "frontierCap": FRONTIER_CAP, "inferredAnchors": INFERRED_ANCHORS},
+            "graph": {
+                "hop1": HOP1,
+                "maxHops": MAX_HOPS,
+                "frontierCap": FRONTIER_CAP,
+                "inferredAnchors": INFERRED_ANCHORS,
+                "contentsIgnored": sorted(CONTENTS_NAMES),
+            },
             "recency": {"shape": "shift-linear", "clockQuantumMs": CLOCK_QUANTUM_MS},
             "boost": "sum, clamped",
         },
