@@ -8,11 +8,21 @@ from .normalize import fold
 
 EXCERPT_CHARS = 160
 _WS = re.compile(r"\s+")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_WIKI = re.compile(r"\[\[([^\]|]*\|)?([^\]]*)\]\]")
+_EMPHASIS = re.compile(r"(\*\*|__|`)")
+
+
+def plain(text: str) -> str:
+    """Markdown as a person reads it: link text without its target, no emphasis marks."""
+    text = _LINK.sub(r"\1", text)
+    text = _WIKI.sub(r"\2", text)
+    return _EMPHASIS.sub("", text)
 
 
 def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:
     """`Heading: ... the sentence with a matched word ...`, about `width` characters of text."""
-    flat = _WS.sub(" ", text).strip()
+    flat = _WS.sub(" ", plain(text)).strip()
     folded = fold(flat)
     pos = -1
     for t in terms:
@@ -23,10 +33,14 @@ def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT
         body = flat[:width]
         tail = " ..." if len(flat) > width else ""
         return f"{heading_path}: {body}{tail}" if heading_path else body + tail
-    # Start at the sentence holding the first match, so the excerpt reads as prose.
-    start = max(flat.rfind(". ", 0, pos) + 2, pos - width // 2, 0)
-    if flat.rfind(". ", 0, pos) + 2 < pos - width // 2:
-        start = flat.find(" ", start) + 1
+    # Start at the sentence holding the first match, so the excerpt reads as prose; when
+    # that sentence began long before the match, start at a word boundary near it.
+    sentence = flat.rfind(". ", 0, pos)
+    sentence = 0 if sentence < 0 else sentence + 2
+    if pos - sentence > width // 2:
+        start = flat.find(" ", pos - width // 2, pos) + 1
+    else:
+        start = sentence
     end = min(len(flat), start + width)
     if end < len(flat):
         cut = flat.rfind(" ", start, end)

@@ -260,6 +260,12 @@ class Memory:
                 answer = replace(answer, miss=miss)
         return answer
 
+    def keyword_only(self, question: str) -> list[KeywordHit]:
+        """The keyword ranking alone: what the owner and the verdict are computed from."""
+        snap = self.snapshot()
+        segments = expand(normalise(question), list(snap.aliases))
+        return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
+
     def route(self, question: str, **kw) -> Answer:
         """The owner and the verdict (the whole answer; callers read `agent` and `verdict`)."""
         return self.ask(question, **kw)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .chunking import chunk_sections
+from .excerpt import plain
 from .errors import KbError
 from .fleet import Base
 from .notes import Note, is_map_file, parse_note
@@ -503,5 +504,7 @@ def _insert(con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], r
     base_rowid = fid << FILE_SHIFT
     con.executemany(
         "INSERT INTO chunks(rowid, heading_path, body, line) VALUES (?,?,?,?)",
-        ((base_rowid + i, c.heading_path, c.text, c.line) for i, c in enumerate(chunks)),
+        # Indexed as read: a link's target is an address, not prose, and would make every
+        # note that links to deploy-checklist.md look like it talks about deploys.
+        ((base_rowid + i, c.heading_path, plain(c.text), c.line) for i, c in enumerate(chunks)),
     )

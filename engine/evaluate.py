@@ -1,0 +1,254 @@
+"""`kb eval`: grade the fleet against an answer key, the way seed 000 prints it.
+
+A gold file holds one question per line, a TAB, and the file(s) that answer it as
+`agent/path` joined by `|`, or `-` when the right move is to decline. `#` lines are
+comments. A malformed line or a file the fleet does not hold is refused with its line
+number: grading against a key that names nothing would measure nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .errors import KbError
+
+SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
+
+
+@dataclass(frozen=True)
+class GoldQuestion:
+    line: int
+    question: str
+    files: tuple[str, ...]  # empty: decline
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.files)
+
+    @property
+    def agents(self) -> frozenset[str]:
+        return frozenset(f.split("/", 1)[0] for f in self.files)
+
+
+@dataclass(frozen=True)
+class GradedQuestion:
+    gold: GoldQuestion
+    verdict: str
+    keyword_top: str | None
+    fused_top: str | None
+    owner: str | None
+    score: float
+    margin: float  # 1.00 when no second file scored, 0.00 when none did
+
+    @property
+    def file_ok(self) -> bool:
+        if not self.gold.answerable:
+            return self.verdict == "nothing"
+        return self.fused_top in self.gold.files
+
+    @property
+    def keyword_ok(self) -> bool:
+        return self.gold.answerable and self.keyword_top in self.gold.files
+
+    @property
+    def agent_ok(self) -> bool:
+        return self.gold.answerable and self.owner in self.gold.agents
+
+
+@dataclass
+class EvalReport:
+    gold_path: str
+    graded: list[GradedQuestion]
+    entries: int
+    agents: int
+    fused_us: list[float] = field(default_factory=list)
+    keyword_us: list[float] = field(default_factory=list)
+
+    @property
+    def answerable(self) -> list[GradedQuestion]:
+        return [g for g in self.graded if g.gold.answerable]
+
+    @property
+    def declines(self) -> list[GradedQuestion]:
+        return [g for g in self.graded if not g.gold.answerable]
+
+    def render(self) -> str:
+        return render(self)
+
+
+def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KbError(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise KbError(f"{path}: not UTF-8 (byte at offset {e.start})") from None
+    except OSError as e:
+        raise KbError(f"{path}: cannot read ({e.strerror})") from None
+    out = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        cols = raw.split("\t")
+        if len(cols) != 2:
+            raise KbError(f"{path}:{n}: expected 2 tab-separated columns (question, file), found {len(cols)}")
+        question, files = cols[0].strip(), cols[1].strip()
+        if not question:
+            raise KbError(f"{path}:{n}: the question is empty")
+        if files == "-":
+            out.append(GoldQuestion(n, question, ()))
+            continue
+        names = tuple(f.strip() for f in files.split("|") if f.strip())
+        if not names:
+            raise KbError(f"{path}:{n}: no file named (write '-' for a question to decline)")
+        for f in names:
+            if f not in known_files:
+                raise KbError(f"{path}:{n}: {f} is not a note in this fleet")
+        out.append(GoldQuestion(n, question, names))
+    if not out:
+        raise KbError(f"{path}: no questions in it")
+    return out
+
+
+def run_eval(
+    memory,
+    gold_path: str | Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    speed: bool = True,
+    min_asks: int = SPEED_MIN_ASKS,
+) -> EvalReport:
+    """Grade every question; then time the set, repeated to at least `min_asks` asks."""
+    snap = memory.snapshot()
+    known = {f"{b}/{p}" for b, recs in snap.records.items() for p in recs}
+    gold = load_gold(gold_path, known)
+    graded = []
+    total = len(gold) + (1 if speed else 0)
+    for i, g in enumerate(gold, start=1):
+        a = memory.ask(g.question, record_miss=False, with_passages=False)
+        kw = a.keyword
+        margin = 0.0 if not kw else (a.confidence.margin if a.confidence.margin is not None else 1.0)
+        graded.append(
+            GradedQuestion(
+                gold=g, verdict=a.verdict, keyword_top=a.keyword_top,
+                fused_top=a.results[0].id if a.results and a.gate.served else None,
+                owner=a.agent.name if a.gate.served else None,
+                score=kw[0].score if kw else 0.0, margin=margin,
+            )
+        )
+        if progress:
+            progress(i, total)
+    report = EvalReport(str(gold_path), graded, entries=snap.catalogue.n, agents=len(memory.bases))
+    if speed:
+        rounds = max(1, -(-min_asks // len(gold)))
+        qs = [g.question for g in gold]
+        for q in qs:  # warm the caches the first ask of each question fills
+            memory.ask(q, record_miss=False)
+        for _ in range(rounds):
+            for q in qs:
+                t0 = time.perf_counter()
+                memory.ask(q, record_miss=False)
+                t1 = time.perf_counter()
+                memory.keyword_only(q)
+                t2 = time.perf_counter()
+                report.fused_us.append((t1 - t0) * 1e6)
+                report.keyword_us.append((t2 - t1) * 1e6)
+        if progress:
+            progress(total, total)
+    return report
+
+
+def _pct(a: int, b: int) -> str:
+    return f"({round(100 * a / b) if b else 0}%)"
+
+
+def _p95(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
+def render(r: EvalReport) -> str:
+    ans = r.answerable
+    lines = [
+        f"gold:     {len(r.graded)} questions, {len(ans)} answerable",
+        f"indexed:  {r.entries} entries across {r.agents} agents",
+        "",
+        "  file agent kw    score  marg verdict question",
+    ]
+    for g in r.graded:
+        v = "none" if g.verdict == "nothing" else g.verdict
+        if g.gold.answerable:
+            agent = "ok" if g.agent_ok else "MISS"
+            kw = "ok" if g.keyword_ok else "MISS"
+        else:
+            agent = kw = "-"
+        file_col = "ok" if g.file_ok else "MISS"
+        lines.append(f"  {file_col:<4} {agent:<5} {kw:<5} {g.score:5.1f} {g.margin:5.2f} {v:<6} {g.gold.question}")
+    n = len(ans)
+    fused_ok = sum(g.file_ok for g in ans)
+    kw_ok = sum(g.keyword_ok for g in ans)
+    routes = sum(g.agent_ok for g in ans)
+    kw_agent = sum(1 for g in ans if g.keyword_top and g.keyword_top.split("/", 1)[0] in g.gold.agents)
+    fused_agent = sum(1 for g in ans if g.fused_top and g.fused_top.split("/", 1)[0] in g.gold.agents)
+    counts: Counter[str] = Counter()
+    for g in ans:
+        for a in g.gold.agents:
+            counts[a] += 1
+    best_fixed, best_n = ("-", 0)
+    if counts:
+        best_fixed, best_n = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    lines += [
+        "",
+        f"FILE   fused   {fused_ok}/{n}  {_pct(fused_ok, n)}",
+        f"       keyword {kw_ok}/{n}  {_pct(kw_ok, n)}, the same question asked of the keyword scorer alone",
+        f"AGENT  routes  {routes}/{n}  {_pct(routes, n)}, the owner the fold chose is the agent the key names",
+        f"       keyword {kw_agent}/{n}  {_pct(kw_agent, n)}, the agent of the keyword scorer's top file",
+        f"       fused   {fused_agent}/{n}  {_pct(fused_agent, n)}, the agent of the reading list's top file",
+        f"       always-{best_fixed}   {best_n}/{n}  {_pct(best_n, n)}, the best a fixed choice can do on this set",
+        f"       routing beats the fixed choice by {routes - best_n:+d} questions",
+        "",
+    ]
+    correct = [g for g in ans if g.keyword_ok]
+    misses = [g for g in ans if not g.keyword_ok]
+    flagged = sum(1 for g in misses if g.verdict != "hit")
+    demoted = sum(1 for g in correct if g.verdict != "hit")
+    dec = r.declines
+    refused = sum(1 for g in dec if g.verdict == "nothing")
+    hedged = sum(1 for g in dec if g.verdict == "guess")
+    answered = sum(1 for g in dec if g.verdict == "hit")
+    lines += [
+        f"GATE   flagged {flagged}/{len(misses)} of its own misses as a guess",
+        f"       demoted {demoted}/{len(correct)} correct answers to a guess",
+        f"       of {len(dec)} question(s) the set says to decline: refused {refused}, hedged {hedged}, answered {answered}",
+    ]
+    hit_scores = [g.score for g in correct]
+    miss_scores = [g.score for g in misses if g.score > 0] + [g.score for g in dec if g.score > 0]
+    lines.append(f"       hit scores  {_range(hit_scores)}")
+    lines.append(f"       miss scores {_range(miss_scores) if miss_scores else 'none: every miss scored zero'}")
+    if hit_scores and miss_scores:
+        if max(miss_scores) >= min(hit_scores):
+            lines.append("       OVERLAPS: no floor tells a hit from a miss on this set.")
+        else:
+            lines.append(
+                f"       SEPARATES: any floor above {max(miss_scores):.2f} and at most {min(hit_scores):.2f} tells them apart."
+            )
+    if r.fused_us:
+        fm, km = statistics.median(r.fused_us), statistics.median(r.keyword_us)
+        lines += [
+            "",
+            f"SPEED  {fm:.0f} us per question fused, {km:.0f} us keyword only. No model, no network.",
+            f"       median of {len(r.fused_us):,} asks in process, index warm (p95 {_p95(r.fused_us):.0f} us fused,"
+            f" {_p95(r.keyword_us):.0f} us keyword); Python {sys.version.split()[0]}.",
+        ]
+    return "\n".join(lines)
+
+
+def _range(xs: list[float]) -> str:
+    return f"{min(xs):.2f} to {max(xs):.2f}" if xs else "none"

@@ -1,0 +1,130 @@
+"""Plain-text renderings of an Answer and an index report, as `kb` prints them.
+
+Everything from a note passes through `printable` first: a title with an ANSI escape in it
+must not reach the reader's terminal as a command.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .answer import Answer
+from .gate import MIN_ENTRIES_TO_ROUTE
+from .suggest import LIMIT_NOTE
+from .textindex import IndexReport
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+NOTHING_LINES = (
+    "nothing matched. Either the base does not cover it, or the",
+    "Search for lines do not carry the words a real question uses.",
+)
+SUGGEST_LEAD = "the base does know these, and they look like words you used:"
+
+
+def printable(s: str) -> str:
+    """Control characters (and bidi overrides) made visible and harmless, as \\xNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
+
+
+def one_line(s: str) -> str:
+    return printable(" ".join(s.split()))
+
+
+def header(a: Answer) -> list[str]:
+    return [
+        f"question: {one_line(a.question)}",
+        f"indexed:  {a.indexed.entries} entries across {a.indexed.agents} agents, {a.indexed.aliases} aliases",
+    ]
+
+
+def notices(a: Answer) -> list[str]:
+    out = []
+    if a.index_was_rebuilt:
+        out.append("note:     the index was damaged and has been rebuilt from the notes")
+    elif a.reindexed:
+        out.append(f"note:     {a.reindexed} changed file(s) re-indexed before answering")
+    for s in a.skipped[:5]:
+        out.append(f"skipped:  {printable(s)}")
+    if len(a.skipped) > 5:
+        out.append(f"skipped:  ... and {len(a.skipped) - 5} more (kb index shows them all)")
+    return out
+
+
+def verdict_line(a: Answer) -> str:
+    g = a.gate
+    if a.verdict == "nothing":
+        if g.ranked_by_text_only:
+            return "verdict:  nothing (no label matched; the text scorer found passages, listed below, but the gate serves on labels)"
+        return "verdict:  nothing"
+    top = a.confidence.keyword_score
+    why = f"{top:.2f} {'>=' if top >= g.floor else '<'} floor {g.floor:.2f} at {g.entries} entries"
+    if g.entries < MIN_ENTRIES_TO_ROUTE:
+        why = f"{g.entries} entr{'y' if g.entries == 1 else 'ies'}, below {MIN_ENTRIES_TO_ROUTE}: one note has no ruler"
+    owner = a.agent.name or "-"
+    margin = f", agent margin {a.agent.margin:.2f}" if a.agent.margin is not None else ""
+    line = f"verdict:  {a.verdict}, owner {owner} ({why}{margin})"
+    if a.agent.chosen_by == "classifier":
+        line += f"; chosen by the classifier, coverage {a.agent.coverage}"
+    return line
+
+
+def nothing_block(a: Answer) -> list[str]:
+    out = ["  " + NOTHING_LINES[0], "  " + NOTHING_LINES[1]]
+    if a.suggestions:
+        out += ["", "  " + SUGGEST_LEAD, "    " + printable(", ".join(a.suggestions))]
+        out += ["  " + LIMIT_NOTE[0], "  " + LIMIT_NOTE[1]]
+    if a.miss is not None and not a.miss.recorded:
+        out += ["", f"  the miss could not be logged: {printable(a.miss.error or '')}"]
+    return out
+
+
+def route_keywords(a: Answer, top: int) -> str:
+    lines = header(a) + notices(a) + [""]
+    if not a.keyword:
+        lines += nothing_block(a)
+        return "\n".join(lines)
+    for i, k in enumerate(a.keyword[:top], start=1):
+        lines.append(f"  {i:>2}. {k.score:6.2f}  {printable(k.id)}")
+        lines.append(f"      matched: {printable(', '.join(k.matched))}")
+    lines += ["", verdict_line(a)]
+    return "\n".join(lines)
+
+
+def route_hybrid(a: Answer, top: int) -> str:
+    lines = header(a) + notices(a) + [""]
+    if a.verdict == "nothing":
+        lines += nothing_block(a)
+        if a.results:
+            lines += ["", "  the text scorer alone found these; no label vouches for them:"]
+    for r in a.results[:top]:
+        lines.append(f"  {r.score:.3f}  {printable(r.base):<8} {printable(r.path):<44} {r.why}")
+        if r.passages:
+            lines.append(f"         {one_line(r.passages[0].excerpt)}")
+        if r.rerank_score is not None:
+            lines.append(f"         rerank {r.rerank_score:+.3f}")
+    if a.verdict != "nothing":
+        lines += ["", verdict_line(a)]
+    for name, stage in a.stages.items():
+        if isinstance(stage, dict) and stage.get("summary"):
+            lines.append(f"{name}:{' ' * max(1, 9 - len(name))}{printable(str(stage['summary']))}")
+    return "\n".join(lines)
+
+
+def index_report(r: IndexReport, base_root: str = "") -> str:
+    head = (
+        f"{r.base}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
+        f"{r.unchanged} unchanged, {r.added} added, {r.changed} changed, {r.removed} removed "
+        f"({r.seconds * 1000:.0f} ms)"
+    )
+    lines = [head]
+    if r.rebuilt:
+        lines.append("  the index was damaged and has been rebuilt from the notes")
+    if r.unreachable:
+        lines.append(f"  {len(r.unreachable)} file(s) with no Search for: line; no question can reach them:")
+        lines += [f"    {printable(p)}" for p in r.unreachable]
+    if r.skipped:
+        lines.append(f"  {len(r.skipped)} file(s) skipped:")
+        lines += [f"    {printable(s)}" for s in r.skipped]
+    if r.warnings:
+        lines += [f"  warning: {printable(w)}" for w in r.warnings]
+    return "\n".join(lines)
