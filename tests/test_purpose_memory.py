@@ -155,3 +155,18 @@ def test_memory_gives_one_order_from_any_number_of_threads(fleet):
         assert [(r.id, r.fusion["fusedScore"]) for r in g.results] == [
             (r.id, r.fusion["fusedScore"]) for r in want.results
         ]
+
+
+def test_a_base_that_cannot_be_stamped_still_answers_and_says_so(fleet):
+    mem = Memory(fleet)
+    _ask(mem)  # index first, so .kb exists
+    kb = fleet / "zed" / ".kb"
+    os.chmod(kb, 0o555)
+    try:
+        if os.access(kb, os.W_OK):
+            pytest.skip("running as a user who can write anywhere")
+        a = _ask(mem, purpose="documents")
+    finally:
+        os.chmod(kb, 0o755)
+    assert a.stages["fusion"]["stampErrors"][0].startswith("zed: ")
+    assert not stamp_path(fleet / "zed").exists() and stamp_path(fleet / "steve").exists()

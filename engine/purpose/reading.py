@@ -120,8 +120,14 @@ def fuse_reading_list(
     """Re-order Memory's fused pool for `options`. Checks (or writes) each base's fusion stamp
     first and raises FusionStampMismatch on a disagreement; raises FusionOptionError when an
     explicit anchor is not a note of this fleet."""
-    for root in base_roots.values():
-        check_stamp(root)
+    stamp_errors = []
+    for name, root in base_roots.items():
+        try:
+            check_stamp(root)
+        except OSError as e:
+            # A read-only base cannot be stamped; like an unwritable miss log, the answer
+            # still comes back, and the page says the stamp was not written.
+            stamp_errors.append(f"{name}: {e.strerror or e}")
     known = {f"{b}/{p}" for b, recs in records.items() for p in recs}
     if options.near:
         missing = [n for n in options.near if n not in known]
@@ -145,6 +151,8 @@ def fuse_reading_list(
     stamp = out.page(offset, limit).stamp.to_json()
     if generation is not None:
         stamp["generation"] = generation
+    if stamp_errors:
+        stamp["stampErrors"] = stamp_errors
     return FusedReading(
         rows=[by_id[r.id] for r in out.rows],
         fusion={r.id: r.to_json() for r in out.rows},
