@@ -269,13 +269,13 @@ def order_pool(
     wt, wg, wr, wb = w.text, w.graph, w.recency, w.boost
     half_life = p.half_life_ms
     rules = opts.boosts
-    explicit_anchor = "inferred" if inferred else "explicit"
+    anchor_kind = "inferred" if inferred else "explicit"
     out: list[FusedRow] = []
     for r in pool:
         rid = r.id
         t = text_signal(r.text, top)
         d = dist.get(rid)
-        anchor = explicit_anchor if rid in anchor_set else None
+        anchor = anchor_kind if rid in anchor_set else None
         # An inferred anchor seeds the walk but scores 0: crediting it at hop 0 would hand
         # the rows that already won on text the whole graph term as well.
         g = 0 if anchor == "inferred" else hop_signal(d)
