@@ -170,6 +170,7 @@ class Memory:
         near: list[str] | None = None,
         boosts: list | None = None,
         offset: int = 0,
+        rerank: object = False,
     ) -> Answer:
         """The whole answer to one question: verdict, owner, keyword ranking, reading list.
 
@@ -177,6 +178,15 @@ class Memory:
         the purpose fusion (engine/purpose), with `near` anchors and `boosts` rules; the
         owner and the verdict never change. `offset` pages into the one ordering.
         """
+        if rerank is not False and rerank is not None:
+            # The cross-encoder re-orders the page this same call serves (engine/rerank); True
+            # or a RerankRequest(model, precision, use_summary). Its refusals propagate, typed.
+            from .rerank.reading import RerankRequest
+
+            request = RerankRequest.of(rerank)  # refused before any work
+            opts = {"purpose": purpose, "near": near, "boosts": boosts, "offset": offset}
+            plain = self.ask(question, top=top, record_miss=record_miss, with_passages=with_passages, **opts)
+            return self.rerank(plain, request, top=top, with_passages=with_passages, **opts)
         # Refused before any work: a bad purpose, near or boost is one line, not a ranking.
         base_roots = {b.name: b.root for b in self.fleet.bases}
         fusion_opts = fusion_stage.options_for(purpose, near, boosts, bases=base_roots)
@@ -265,6 +275,20 @@ class Memory:
         snap = self.snapshot()
         segments = expand(normalise(question), list(snap.aliases))
         return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
+
+    def rerank(
+        self, answer: Answer, request: object = True, *, top: int | None = None, with_passages: bool = True, **ask_options
+    ) -> Answer:
+        """`answer` with its reading list re-ordered by the cross-encoder, stamped in stages["rerank"].
+
+        Apart from `ask` so a surface paints the fused list first and the rerank after. Pass the
+        options the answer was asked with (purpose, near, boosts, offset): the stage re-asks for
+        the rule's window of that same ordering. Owner and verdict are never touched. Raises the
+        stage's typed refusals; RerankBudgetExceeded carries the un-reranked rows.
+        """
+        from .rerank.reading import rerank_answer
+
+        return rerank_answer(self, answer, request, top=top, with_passages=with_passages, **ask_options)
 
     def route(self, question: str, **kw) -> Answer:
         """The owner and the verdict (the whole answer; callers read `agent` and `verdict`)."""

@@ -135,12 +135,15 @@ def write_checkpoint(dst: str | Path, geo: dict[str, Any], tokenizer: Any, *, se
     return dst
 
 
-def build_tiny_model(workdir: str | Path, *, seed: int = 0, int8: bool = False, name: str = "kb-test/tiny-cross-encoder") -> Path:
-    """Train a WordPiece on CORPUS, generate a tiny BERT, and import it: the tests' cross-encoder."""
+def build_tiny_model(
+    workdir: str | Path, *, seed: int = 0, int8: bool = False, name: str = "kb-test/tiny-cross-encoder",
+    corpus: Iterable[str] | None = None,
+) -> Path:
+    """Train a WordPiece (on `corpus`, else CORPUS), generate a tiny BERT, and import it."""
     from .importer import import_checkpoint
 
     workdir = Path(workdir)
-    tok = train_wordpiece([CORPUS], vocab_size=300)
+    tok = train_wordpiece(list(corpus) if corpus is not None else [CORPUS], vocab_size=300)
     src = write_checkpoint(workdir / f"src-{seed}", TINY, tok, seed=seed, name=name)
     out = workdir / f"model-{seed}"
     import_checkpoint(src, out, int8=int8)

@@ -1,0 +1,77 @@
+"""The rerank stage applied to Memory's answer: the one seam between the two.
+
+Memory answers first (the fused reading list, painted at once); this re-asks Memory for the
+rule's window of that same ordering, re-scores it with the cross-encoder, and hands back the
+answer with its page re-ordered and `stages["rerank"]` stamped. The owner, the verdict and
+which rows the page holds are never touched: the window reaches past the page (2 x limit) so
+the re-order can promote into it, and the page keeps its size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import RerankCallerError
+from .model import PRECISIONS
+from .rule import RERANK_DEFAULT_TOPK_CEILING, default_rerank_params
+from .stage import rerank_results, resolve_model_dir
+
+
+@dataclass(frozen=True)
+class RerankRequest:
+    """How to rerank: `rerank=True` on Memory.ask means RerankRequest() (fp32, passage text)."""
+
+    model: str | os.PathLike[str] | None = None  # else $KB_RERANK_MODEL, else fleet.txt rerank_model
+    precision: str = "fp32"  # "int8" is opt-in by name and is stamped as such
+    use_summary: bool = False  # score on the note's `Exists to:` line when it has one
+
+    @classmethod
+    def of(cls, value: Any) -> "RerankRequest | None":
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, cls):
+            if value.precision not in PRECISIONS:
+                raise RerankCallerError(f"rerank precision must be one of {sorted(PRECISIONS)}, got {value.precision!r}")
+            return value
+        # A dict of numbers (topK, budget) is refused by name: the fixed rule is the only rule here.
+        raise RerankCallerError(f"rerank must be True, False or a RerankRequest, got {value!r}")
+
+
+def model_dir_for(memory: Any, request: RerankRequest) -> Path:
+    path = resolve_model_dir(request.model, memory.settings)
+    if request.model is None and not os.environ.get("KB_RERANK_MODEL") and not path.is_absolute():
+        path = Path(memory.fleet.root) / path  # fleet.txt paths are relative to the fleet root
+    return path
+
+
+def rerank_answer(
+    memory: Any, answer: Any, request: Any = True, *, top: int | None = None, with_passages: bool = True, **ask_options: Any
+) -> Any:
+    """`answer` with its reading list re-ordered by the cross-encoder; raises the stage's refusals.
+
+    `ask_options` are the options the answer was asked with (purpose, near, boosts, offset), so
+    the window is the same ordering the page came from.
+    """
+    req = RerankRequest.of(request)
+    if req is None:
+        return answer
+    page = len(answer.results)
+    limit = top if top is not None else max(page, 1)
+    window = default_rerank_params(limit, RERANK_DEFAULT_TOPK_CEILING).top_k
+    wide = memory.ask(answer.question, top=max(window, page), record_miss=False, with_passages=True, **ask_options)
+    bases = {b.name: b.root for b in memory.fleet.bases}
+    outcome = rerank_results(
+        answer.question, wide.results, limit, model_dir_for(memory, req), bases,
+        use_summary=req.use_summary, precision=req.precision,
+    )
+    results = outcome.results[:page]
+    if not with_passages:
+        # The stage needed the text; the caller asked without it: hand the page back in its shape.
+        results = tuple(dataclasses.replace(r, passages=()) for r in results)
+    return dataclasses.replace(answer, results=results, stages={**answer.stages, "rerank": outcome.stamp})
