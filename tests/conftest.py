@@ -1,0 +1,38 @@
+"""Shared fixtures: a private copy of the demo fleet, so no test writes into the repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "examples" / "demo"
+
+
+def copy_demo(dest: Path) -> Path:
+    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt", ".kb-misses.txt.lock"))
+    return dest
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    """A fresh copy of examples/demo (no index yet), with the miss log kept inside it."""
+    return copy_demo(tmp_path / "demo")
+
+
+def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real `kb` command, as a user runs it, in a fresh process."""
+    full_env = dict(os.environ)
+    full_env.pop("KB_MISSES_PATH", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "engine.cli", *args], cwd=cwd or REPO, env=full_env, input=stdin,
+        capture_output=True, text=True, timeout=timeout,
+    )
