@@ -74,7 +74,7 @@ def forward_flops(seq: int, geo: dict[str, Any] = MINILM_L6) -> float:
     return float(L * per_layer + 2 * H * H + 2 * H)
 
 
-def matmul_gflops(n: int = 768, seconds: float = 1.5) -> float:
+def matmul_gflops(n: int = 1024, seconds: float = 1.5) -> float:
     """numpy float32 GEMM throughput on this machine now (median of repeated n x n products)."""
     import numpy as np
 
@@ -175,7 +175,7 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
         f"threads {'onnxruntime default' if not threads else threads}, {runs} timed runs per cell after one discarded")
     model_dir = build_minilm(workdir, log=say)
     gflops = matmul_gflops()
-    say(f"numpy float32 matmul: {gflops:.1f} GFLOP/s (768x768, median)")
+    say(f"numpy float32 matmul: {gflops:.1f} GFLOP/s (1024x1024, median)")
     say("")
     say(f"{'prec':5} {'K':>3} {'words':>5} {'tok/pair':>8} {'GFLOP/pair':>10} {'ms/pair med':>11} {'p95':>7} "
         f"{'wall med':>9} {'p95':>8} {'eff GFLOP/s':>11} {'of numpy':>8}  fits 300ms")

@@ -43,10 +43,11 @@ class RerankRequest:
         raise RerankCallerError(f"rerank must be True, False or a RerankRequest, got {value!r}")
 
 
-def model_dir_for(memory: Any, request: RerankRequest) -> Path:
-    path = resolve_model_dir(request.model, memory.settings)
+def model_dir_for(settings: Any, fleet_root: str | os.PathLike[str], request: RerankRequest) -> Path:
+    """The request's model, else $KB_RERANK_MODEL, else fleet.txt's `rerank_model` (relative to the fleet root)."""
+    path = resolve_model_dir(request.model, settings)
     if request.model is None and not os.environ.get("KB_RERANK_MODEL") and not path.is_absolute():
-        path = Path(memory.fleet.root) / path  # fleet.txt paths are relative to the fleet root
+        path = Path(fleet_root) / path
     return path
 
 
@@ -67,7 +68,7 @@ def rerank_answer(
     wide = memory.ask(answer.question, top=max(window, page), record_miss=False, with_passages=True, **ask_options)
     bases = {b.name: b.root for b in memory.fleet.bases}
     outcome = rerank_results(
-        answer.question, wide.results, limit, model_dir_for(memory, req), bases,
+        answer.question, wide.results, limit, model_dir_for(memory.settings, memory.fleet.root, req), bases,
         use_summary=req.use_summary, precision=req.precision,
     )
     results = outcome.results[:page]

@@ -1,0 +1,108 @@
+"""The rerank stage's pieces of the `kb` command line, mounted by engine/cli.py.
+
+    kb route QUESTION PATH --rerank [--rerank-model DIR] [--rerank-precision int8] [--rerank-summary]
+    kb model import SRC DIR [--id ID] [--int8]
+    kb rerank restamp PATH [--rerank-model DIR] [--rerank-precision int8]
+    kb rerank bench [--runs N] [--threads N] [--workdir DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .errors import RerankCallerError
+from .model import PRECISIONS
+
+
+def add_route_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("cross-encoder rerank (re-orders the reading list only; off by default)")
+    g.add_argument("--rerank", action="store_true", help="re-score the head of the reading list with the cross-encoder")
+    _model_options(g)
+    g.add_argument("--rerank-summary", action="store_true", help="score a note on its `Exists to:` line when it has one")
+
+
+def _model_options(g: Any) -> None:
+    g.add_argument("--rerank-model", metavar="DIR", help="the cross-encoder directory (else $KB_RERANK_MODEL, else fleet.txt rerank_model)")
+    g.add_argument("--rerank-precision", choices=sorted(PRECISIONS), default="fp32", help="fp32 (default) or int8, by name")
+
+
+def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Memory.ask keywords; empty without --rerank, so the plain route is byte-identical."""
+    from .reading import RerankRequest
+
+    if not getattr(args, "rerank", False):
+        named = [o for o, v in (("--rerank-model", getattr(args, "rerank_model", None)),
+                                ("--rerank-summary", getattr(args, "rerank_summary", False)),
+                                ("--rerank-precision", getattr(args, "rerank_precision", "fp32") != "fp32")) if v]
+        if named:
+            raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
+        return {}
+    return {"rerank": RerankRequest(model=args.rerank_model, precision=args.rerank_precision, use_summary=args.rerank_summary)}
+
+
+def register(subparsers: Any) -> None:
+    """Add `kb model import` and `kb rerank restamp|bench`."""
+    model = subparsers.add_parser("model", help="cross-encoder models for the rerank stage")
+    msub = model.add_subparsers(dest="model_command", metavar="COMMAND", required=True)
+    imp = msub.add_parser("import", help="convert a Hugging Face BertForSequenceClassification checkpoint (no torch)")
+    imp.add_argument("src", metavar="SRC", help="config.json, model.safetensors, tokenizer.json (or vocab.txt)")
+    imp.add_argument("dst", metavar="DIR", help="where model.onnx, tokenizer.json and config.json are written")
+    imp.add_argument("--id", dest="model_id", metavar="ID", help="the model id stamped on bases (default: the checkpoint's name)")
+    imp.add_argument("--int8", action="store_true", help="also write model_int8.onnx (dynamic int8, activations quantized per pair)")
+    imp.set_defaults(func=cmd_model_import)
+
+    rr = subparsers.add_parser("rerank", help="the cross-encoder rerank stage's stamp and benchmark")
+    rsub = rr.add_subparsers(dest="rerank_command", metavar="COMMAND", required=True)
+    rs = rsub.add_parser("restamp", help="stamp each base with the loaded cross-encoder (future orders differ from past ones)")
+    rs.add_argument("path", metavar="PATH", help="a base or a fleet root")
+    _model_options(rs)
+    rs.add_argument("--json", action="store_true", help="print the stamps written as JSON")
+    rs.set_defaults(func=cmd_restamp)
+    bench = rsub.add_parser("bench", help="per-pair ms and walls at the MiniLM-L6 geometry, fp32 and int8 (prints, asserts nothing)")
+    bench.add_argument("--runs", type=int, default=7, metavar="N", help="timed runs per cell after one discarded (default 7)")
+    bench.add_argument("--threads", type=int, default=None, metavar="N", help="onnxruntime intra-op threads (default: onnxruntime's)")
+    bench.add_argument("--workdir", metavar="DIR", help="where the generated model is built and kept (default: a temp dir)")
+    bench.add_argument("--json", action="store_true", help="also print the figures as one JSON line")
+    bench.set_defaults(func=cmd_bench)
+
+
+def cmd_model_import(args: argparse.Namespace) -> int:
+    from .importer import import_checkpoint
+
+    rep = import_checkpoint(args.src, args.dst, model_id=args.model_id, int8=args.int8)
+    fused = ", ".join(f"{k} {v}" for k, v in sorted(rep.fused.items())) or "none"
+    g = rep.geometry
+    print(f"imported {rep.model_id} into {rep.dir}: {g.num_layers} layers, hidden {g.hidden_size}, {g.num_heads} heads, "
+          f"vocab {g.vocab_size}; fused {fused}; max |onnxruntime - numpy| {rep.max_abs_diff:.1e}"
+          + (f"; int8 written (max |int8 - numpy| {rep.int8_max_abs_diff:.3f})" if rep.int8_max_abs_diff is not None else "")
+          + f" [{rep.seconds:.1f}s]")
+    return 0
+
+
+def cmd_restamp(args: argparse.Namespace) -> int:
+    from ..fleet import discover
+    from .reading import RerankRequest, model_dir_for
+    from .stage import restamp
+
+    fleet = discover([args.path])
+    model_dir = model_dir_for(fleet.settings, fleet.root, RerankRequest(model=args.rerank_model, precision=args.rerank_precision))
+    stamps = {b.name: restamp(b.root, model_dir, args.rerank_precision) for b in fleet.bases}
+    if args.json:
+        print(json.dumps(stamps, indent=2, sort_keys=True))
+    else:
+        for b in fleet.bases:
+            s = stamps[b.name]
+            print(f"restamped {b.root}/.kb/rerank-stamp.json: {s['model']} {s['precision']} ({s['weights_sha256'][:12]}); "
+                  "this base's reranked orders now follow this model, and the score cache is cleared")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run
+
+    res = run(workdir=args.workdir, runs=max(1, args.runs), threads=args.threads)
+    if args.json:
+        print(json.dumps(res, sort_keys=True))
+    return 0
