@@ -135,11 +135,7 @@ class Memory:
                     entries.append(make_entry(base.name, r.path, r.title, r.purpose, r.species, r.keys))
                 else:
                     unreachable.append(f"{base.name}/{r.path}")
-        skipped = []
-        for r in reports:
-            skipped.extend(f"{r.base}/{s}" for s in r.skipped)
-        if not reports and self._snapshot is not None:
-            skipped = list(self._snapshot.skipped)
+        skipped = [f"{b.name}/{s}" for b in self.fleet.bases for s in self.indexes[b.name].skipped()]
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
         self._generation += 1
         return Snapshot(

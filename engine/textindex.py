@@ -243,6 +243,11 @@ class TextIndex:
     def records(self) -> list[FileRecord]:
         return self._guard(_records)
 
+    def skipped(self) -> list[str]:
+        """The notes the last update could not read, as "path: why" lines."""
+        raw = self._guard(lambda c: _meta_get(c, "skipped"))
+        return json.loads(raw) if raw else []
+
     def chunk_count(self) -> int:
         return self._guard(lambda c: c.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
@@ -462,6 +467,11 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
             _insert(con, note, h, sig, report)
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
+        )
+        # Remembered so a later answer still says which notes it could not read.
+        con.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped', ?)",
+            (json.dumps(report.skipped, ensure_ascii=False),),
         )
         con.execute("COMMIT")
     except BaseException:

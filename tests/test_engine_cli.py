@@ -1,0 +1,123 @@
+"""`kb index`, `kb route` and `kb eval` as a user runs them, in fresh processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import REPO, run_kb
+
+
+def test_eval_on_the_demo_prints_the_seed_blocks(demo):
+    r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--asks", "100")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "gold:     13 questions, 10 answerable" in out
+    assert "indexed:  11 entries across 3 agents" in out
+    assert "  file agent kw    score  marg verdict question" in out
+    assert "  ok   ok    ok     33.7  4.50 hit    quem decide se um deploy pode ir pra producao" in out
+    assert "FILE   fused   10/10  (100%)" in out
+    assert "keyword 10/10  (100%)" in out
+    assert "AGENT  routes  10/10  (100%)" in out
+    assert "always-yaron   4/10  (40%)" in out
+    assert "routing beats the fixed choice by +6 questions" in out
+    assert "demoted 0/10 correct answers to a guess" in out
+    assert "refused 3, hedged 0, answered 0" in out
+    assert "SPEED" in out and "us per question fused" in out
+
+
+def test_route_prints_the_keyword_ranking(demo):
+    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "question: quem decide se um deploy pode ir pra producao"
+    assert lines[1] == "indexed:  11 entries across 3 agents, 0 aliases"
+    assert "   1.  33.69  zed/knowledge/deploy-checklist.md" in lines
+    assert "      matched: deploy, producao" in lines
+    assert "   2.   7.49  steve/knowledge/hooks-that-hold.md" in lines
+    assert "      matched: decide" in lines
+
+
+def test_route_hybrid_names_agent_and_provenance(demo):
+    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo), "--hybrid")
+    assert r.returncode == 0, r.stderr
+    first = next(line for line in r.stdout.splitlines() if line.startswith("  0."))
+    assert "zed" in first and "knowledge/deploy-checklist.md" in first and "keywords #1 + text #" in first
+
+
+def test_route_json_carries_the_gate(demo):
+    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo), "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 1
+    a = json.loads(r.stdout)
+    assert a["verdict"] == "hit"
+    assert a["gate"]["served"] is True and round(a["gate"]["floor"], 3) == 6.916
+    assert a["gate"]["ranked_by_text_only"] is False
+    assert a["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+    assert a["agent"]["name"] == "zed" and a["agent"]["margin"] == 4.5 and a["agent"]["contenders"] == 2
+    assert a["confidence"] == {"agreement": 2, "keyword_score": 33.692439, "margin": 4.5}
+    assert a["indexed"] == {"agents": 3, "aliases": 0, "entries": 11}
+    for key in ("unreachable", "skipped", "index_was_rebuilt", "suggestions", "miss", "question"):
+        assert key in a
+    top = a["results"][0]
+    assert top["base"] == "zed" and top["path"] == "knowledge/deploy-checklist.md"
+    for key in ("title", "purpose", "score", "keyword_score", "why", "matched", "passages"):
+        assert key in top
+    assert set(top["passages"][0]) == {"heading_path", "text", "excerpt"}
+
+
+def test_a_question_nobody_covers_is_nothing_with_no_results(demo):
+    r = run_kb("route", "quanto custa um satelite geoestacionario", str(demo), "--json")
+    a = json.loads(r.stdout)
+    assert a["verdict"] == "nothing" and a["gate"]["served"] is False
+    assert a["results"] == [] and a["agent"]["name"] is None and a["agent"]["margin"] is None
+    assert a["miss"]["recorded"] is True  # a loss, recorded once, in one place
+
+
+def test_index_reports_what_it_did(demo):
+    r = run_kb("index", str(demo))
+    assert r.returncode == 0, r.stderr
+    assert "zed: 4 files, 4 entries" in r.stdout and "4 added" in r.stdout
+    again = run_kb("index", str(demo))
+    assert "4 unchanged, 0 added, 0 changed, 0 removed" in again.stdout
+    (demo / "zed" / "knowledge" / "loose-notes.md").write_text("# Loose notes\n\nNo label here.\n")
+    (demo / "steve" / "knowledge" / "posting-cadence.md").unlink()
+    third = run_kb("index", str(demo))
+    assert "1 added" in third.stdout and "1 removed" in third.stdout
+    assert "no question can reach them" in third.stdout and "zed/knowledge/loose-notes.md" not in third.stdout
+    assert "knowledge/loose-notes.md" in third.stdout
+
+
+def test_a_stale_index_is_brought_up_to_date_and_the_answer_says_so(demo):
+    run_kb("index", str(demo))
+    note = demo / "yaron" / "knowledge" / "protein-basics.md"
+    note.write_text(note.read_text().replace("`whey`,", "`whey`, `quinoa`,"))
+    a = json.loads(run_kb("route", "quinoa", str(demo), "--json").stdout)
+    assert a["keyword_top"] == "yaron/knowledge/protein-basics.md"
+    plain = run_kb("route", "quinoa", str(demo)).stdout
+    assert "re-indexed" not in plain  # already up to date on this second run
+
+
+def test_the_engine_never_imports_the_ui():
+    code = (
+        "import importlib, pkgutil, sys, engine\n"
+        "for m in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
+        "    if m.name.endswith(('.bench', 'bench')) or '.bench' in m.name: continue\n"
+        "    importlib.import_module(m.name)\n"
+        "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('textual', 'kbtui') or n == 'rich.console')\n"
+        "print(bad)\n"
+        "assert not bad, bad\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_kb_route_starts_without_heavy_modules():
+    code = (
+        "import sys; from engine import cli, memory\n"
+        "heavy = [m for m in ('onnxruntime', 'tokenizers', 'watchfiles', 'mcp', 'textual', 'numpy') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
