@@ -202,6 +202,7 @@ class Answer:
                 "served": self.gate.served,
             },
             "index_was_rebuilt": self.index_was_rebuilt,
+            "reindexed": self.reindexed,
             "indexed": {
                 "agents": self.indexed.agents,
                 "aliases": self.indexed.aliases,

@@ -121,3 +121,24 @@ def test_kb_route_starts_without_heavy_modules():
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_threads_asking_at_once_get_the_same_answers(demo):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from engine import Memory
+
+    mem = Memory(demo)
+    questions = [line.split("\t")[0] for line in (demo / "gold.tsv").read_text().splitlines()
+                 if line and not line.startswith("#")]
+    expected = {q: mem.ask(q, record_miss=False) for q in questions}
+
+    def ask(q):
+        a = mem.ask(q, record_miss=False)
+        return q, a.verdict, a.keyword_top, [r.id for r in a.results]
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        got = list(pool.map(ask, questions * 20))
+    for q, verdict, top, ids in got:
+        assert verdict == expected[q].verdict and top == expected[q].keyword_top
+        assert ids == [r.id for r in expected[q].results]
