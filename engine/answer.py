@@ -218,8 +218,11 @@ class Answer:
             "verdict": self.verdict,
         }
         if agent.chosen_by == "classifier" or agent.note:
+            from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+
             out["agent"].update(
-                {"coverage": agent.coverage, "subject": agent.subject, "reason": agent.reason, "note": agent.note}
+                {"coverage": agent.coverage, "subject": agent.subject, "reason": agent.reason, "note": agent.note,
+                 "line": coverage_line(agent)}
             )
         if self.miss:
             out["miss"]["looked_like"] = list(self.miss.looked_like)

@@ -35,12 +35,15 @@ from .answer import (
     Timings,
 )
 from .catalogue import Catalogue, Scored, make_entry
+from .classifier import Classifier, choose
+from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
 from .normalize import terms as normalise
 from .purpose import reading as fusion_stage
+from .roster import Roster, roster_of
 from .rrf import rrf
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -79,6 +82,8 @@ class Memory:
         self._update_on_load = update
         self.last_reports: list[IndexReport] = []
         self._pending_reindexed = 0
+        self._roster: Roster | None = None
+        self._classifier: Classifier | None = None
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -167,6 +172,7 @@ class Memory:
         boosts: list | None = None,
         offset: int = 0,
         rerank: object = False,
+        classify: bool = True,
     ) -> Answer:
         """The whole answer to one question: verdict, owner, keyword ranking, reading list.
 
@@ -219,6 +225,9 @@ class Memory:
             agreement = 1 + (keyword[0].id in text_ids)
         confidence = Confidence(agreement=agreement, keyword_score=top_score, margin=kw_margin)
         agent = _choose_agent(scored)
+        if classify and self.roster.classifier and question.strip():
+            # After the fold and never inside retrieval: it chooses who answers, nothing else.
+            agent = self._classified(question, keyword, agent)
 
         fused = rrf([k.id for k in keyword], text_ids)
         fusion = None
@@ -292,7 +301,34 @@ class Memory:
 
     def retrieve(self, question: str, *, top: int = DEFAULT_TOP) -> list[Result]:
         """The fused reading list alone, recording no miss."""
-        return list(self.ask(question, top=top, record_miss=False).results)
+        return list(self.ask(question, top=top, record_miss=False, classify=False).results)
+
+    @property
+    def roster(self) -> Roster:
+        """Who is in the fleet, what each does and where it stops (fleet.txt + agent.txt)."""
+        if self._roster is None:
+            self._roster = roster_of(self.fleet)
+        return self._roster
+
+    def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+        if self._classifier is None:
+            self._classifier = Classifier(self.roster)
+        text = build_dossier(self.roster, question, keyword, fold_choice.totals)
+        files: dict[str, int] = {}
+        for k in keyword:
+            files[k.base] = files.get(k.base, 0) + 1
+        return choose(fold_choice, self._classifier.consult(text), files)
+
+    def remember(self, claim: str, path: str | os.PathLike[str] | None = None, *, write: bool = False,
+                 keys: list[str] | tuple[str, ...] = (), title: str | None = None, purpose: str | None = None):
+        """Measure a claim against the bases: ADD, UPDATE or NOOP, with the passage as evidence.
+
+        With `write` and at least one key, `path` (a new note inside one of the bases) is
+        written atomically, never over an existing file, and indexed. See engine/remember.py.
+        """
+        from .remember import remember
+
+        return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
     def recall_loss(self, answer: Answer) -> Miss | None:
         """The one place that decides whether an answer was a recall loss, and records it.

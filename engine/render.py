@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from .answer import Answer
+from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .suggest import LIMIT_NOTE
 from .textindex import IndexReport
@@ -68,6 +69,18 @@ def verdict_line(a: Answer) -> str:
     return line
 
 
+def who_lines(a: Answer) -> list[str]:
+    """Who chose the agent when a classifier was asked, and the coverage line (engine/coverage)."""
+    out = []
+    chooser = chooser_line(a.agent)
+    if chooser:
+        out.append(f"agent:    {printable(chooser)}")
+    line = coverage_line(a.agent)
+    if line:
+        out += ["", printable(line)]
+    return [""] + out if out else []
+
+
 def nothing_block(a: Answer) -> list[str]:
     out = ["  " + NOTHING_LINES[0], "  " + NOTHING_LINES[1]]
     if a.suggestions:
@@ -82,11 +95,13 @@ def route_keywords(a: Answer, top: int) -> str:
     lines = header(a) + notices(a) + [""]
     if not a.keyword:
         lines += nothing_block(a)
+        lines += who_lines(a)
         return "\n".join(lines)
     for i, k in enumerate(a.keyword[:top], start=1):
         lines.append(f"  {i:>2}. {k.score:6.2f}  {printable(k.id)}")
         lines.append(f"      matched: {printable(', '.join(k.matched))}")
     lines += ["", verdict_line(a)]
+    lines += who_lines(a)
     return "\n".join(lines)
 
 
@@ -104,6 +119,7 @@ def route_hybrid(a: Answer, top: int) -> str:
             lines.append(f"         rerank {r.rerank_score:+.3f}")
     if a.verdict != "nothing":
         lines += ["", verdict_line(a)]
+    lines += who_lines(a)
     for name, stage in a.stages.items():
         if isinstance(stage, dict) and stage.get("summary"):
             lines.append(f"{name}:{' ' * max(1, 9 - len(name))}{printable(str(stage['summary']))}")
