@@ -20,29 +20,36 @@ class Alias:
     line: int
 
 
-def load_aliases(path: Path) -> tuple[list[Alias], list[str]]:
-    """The aliases in force, and one problem line per line that could not be used."""
+def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
+    """The aliases in force, and (line, what is wrong) per line that could not be used;
+    line 0 when the file itself cannot be read. `kb check` reports these at their line."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return [], []
     except (OSError, UnicodeDecodeError) as e:
-        return [], [f"{path}: cannot read ({getattr(e, 'strerror', None) or e})"]
+        return [], [(0, f"cannot read ({getattr(e, 'strerror', None) or e})")]
     out, problems = [], []
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
         if "=" not in line:
-            problems.append(f"{path}:{n}: not `alias = canonical`")
+            problems.append((n, "not `alias = canonical`"))
             continue
         a, c = (part.strip() for part in line.split("=", 1))
         at, ct = tuple(terms(a)), tuple(terms(c))
         if not at or not ct:
-            problems.append(f"{path}:{n}: an alias or canonical made only of stopwords")
+            problems.append((n, "an alias or canonical made only of stopwords"))
             continue
         out.append(Alias(at, ct, n))
     return out, problems
+
+
+def load_aliases(path: Path) -> tuple[list[Alias], list[str]]:
+    """The aliases in force, and one problem line ("path:line: what") per line not used."""
+    aliases, problems = read_aliases(path)
+    return aliases, [f"{path}:{n}: {what}" if n else f"{path}: {what}" for n, what in problems]
 
 
 def expand(question_terms: list[str], aliases: list[Alias]) -> list[list[str]]:

@@ -7,12 +7,25 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: str = "utf-8") -> None:
-    """Write to a temporary file beside `path`, fsync it, then rename it over `path`."""
+def write_atomic(
+    path: str | os.PathLike[str], data: str | bytes, *, encoding: str = "utf-8", mode: int | None = None
+) -> None:
+    """Write to a temporary file beside `path`, fsync it, then rename it over `path`.
+
+    The file keeps the permissions it had; a new one gets `mode`, else what open() would
+    give it (0666 less the umask). mkstemp's own 0600 would otherwise leak into every file
+    written this way, a .gitignore or a stamp included.
+    """
     path = Path(path)
     raw = data.encode(encoding) if isinstance(data, str) else data
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -24,3 +37,17 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: s
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process umask, read without setting it where Linux allows (os.umask is racy)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old

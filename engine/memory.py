@@ -66,6 +66,15 @@ class Snapshot:
     skipped: tuple[str, ...]
     chunks: int
     generation: int
+    aliases_sig: tuple[int, int] | None = None  # kb-aliases.txt (mtime_ns, size) when read
+
+
+def _file_sig(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
 
 
 class Memory:
@@ -106,6 +115,20 @@ class Memory:
                     else:
                         self._snapshot = self._build_snapshot([])
                 snap = self._snapshot
+        # kb-aliases.txt changes on its own, by hand: one stat per question notices it, so a
+        # line added or removed takes effect on the next question in a long-lived Memory too.
+        sig = _file_sig(self.fleet.aliases_path)
+        if sig != snap.aliases_sig:
+            with self._swap:
+                snap = self._snapshot
+                if sig != snap.aliases_sig:
+                    aliases, problems = load_aliases(self.fleet.aliases_path)
+                    self._generation += 1
+                    snap = replace(
+                        snap, aliases=tuple(aliases), alias_problems=tuple(problems), aliases_sig=sig,
+                        generation=self._generation,
+                    )
+                    self._snapshot = snap
         return snap
 
     def refresh(self, *, force: bool = False) -> list[IndexReport]:
@@ -141,6 +164,7 @@ class Memory:
                 else:
                     unreachable.append(f"{base.name}/{r.path}")
         skipped = [f"{b.name}/{s}" for b in self.fleet.bases for s in self.indexes[b.name].skipped()]
+        aliases_sig = _file_sig(self.fleet.aliases_path)  # before the read: a later edit is seen
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
         self._generation += 1
         return Snapshot(
@@ -152,6 +176,7 @@ class Memory:
             skipped=tuple(skipped),
             chunks=chunks,
             generation=self._generation,
+            aliases_sig=aliases_sig,
         )
 
     @property
@@ -275,10 +300,14 @@ class Memory:
                 answer = replace(answer, miss=miss)
         return answer
 
-    def keyword_only(self, question: str) -> list[KeywordHit]:
-        """The keyword ranking alone: what the owner and the verdict are computed from."""
+    def keyword_only(self, question: str, *, extra_aliases: tuple[Alias, ...] = ()) -> list[KeywordHit]:
+        """The keyword ranking alone: what the owner and the verdict are computed from.
+
+        `extra_aliases` asks "what if this line were in kb-aliases.txt" (kb misses proves a
+        proposed line before anyone writes it) without touching the file.
+        """
         snap = self.snapshot()
-        segments = expand(normalise(question), list(snap.aliases))
+        segments = expand(normalise(question), [*snap.aliases, *extra_aliases])
         return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
 
     def rerank(

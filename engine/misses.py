@@ -6,11 +6,15 @@ The count is the priority. The log is private by construction (a nutrition agent
 a health question), so it is git-ignored wherever it lands.
 
 Writers take an exclusive lock on a sibling lock file, read, update, and replace the log
-atomically, so two processes recording at once lose no count.
+atomically, so two processes recording at once lose no count. A question is one entry however
+it was capitalised or spaced (the first wording is kept), and the file is rewritten most asked
+first, so `cat` shows the worklist in order. A line the reader cannot parse is kept as it
+was, never dropped: the log is evidence that cannot be recomputed.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -24,7 +28,9 @@ HEADER = (
     "# count<TAB>first seen<TAB>last seen<TAB>question, then what the base offered back.\n"
     "# Private: these are real questions. It is git-ignored; do not commit it.\n"
 )
-_ENTRY = re.compile(r"^(\d+)\t(\S+)\t(\S+)\t(.*)$")
+# Tabs as written; any run of blanks as read, because an editor may have turned the tabs
+# into spaces, and a reader that then parsed nothing would let the next write erase the log.
+_ENTRY = re.compile(r"^(\d+)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(.*\S)\s*$")
 _LOOKED = re.compile(r"^\s+looked like:\s?(.*)$")
 
 
@@ -42,77 +48,127 @@ def one_line(question: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]+", " ", question).strip()
 
 
-def parse_log(text: str) -> list[MissEntry]:
+def question_key(question: str) -> str:
+    """What makes two wordings one question: case and spacing do not."""
+    return " ".join(question.casefold().split())
+
+
+def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
+    """The entries, and every other non-comment line as (1-based line number, line)."""
     entries: list[MissEntry] = []
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
+    stray: list[tuple[int, str]] = []
+    owner: MissEntry | None = None  # the entry a `looked like:` line may belong to
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            owner = None
             continue
         m = _ENTRY.match(line)
         if m:
-            entries.append(MissEntry(int(m.group(1)), m.group(2), m.group(3), m.group(4)))
+            owner = MissEntry(int(m.group(1)), m.group(2), m.group(3), m.group(4))
+            entries.append(owner)
             continue
         lm = _LOOKED.match(line)
-        if lm and entries:
-            entries[-1].looked_like = lm.group(1).strip()
-    return entries
+        if lm and owner is not None:
+            owner.looked_like = "" if lm.group(1).strip() == "(nothing)" else lm.group(1).strip()
+            owner = None
+            continue
+        owner = None
+        stray.append((n, line))
+    return entries, stray
 
 
-def render_log(entries: list[MissEntry]) -> str:
+def parse_log(text: str) -> list[MissEntry]:
+    return parse_lines(text)[0]
+
+
+def by_priority(entries: list[MissEntry]) -> list[MissEntry]:
+    """Most asked first, then most recently asked, then by question: one order, read and written."""
+    out = sorted(entries, key=lambda e: question_key(e.question))
+    out.sort(key=lambda e: (e.count, e.last_seen), reverse=True)  # stable: keeps the tiebreak
+    return out
+
+
+def render_log(entries: list[MissEntry], stray: list[str] | tuple[str, ...] = ()) -> str:
     lines = [HEADER]
-    for e in entries:
+    for e in by_priority(entries):
         lines.append(f"{e.count}\t{e.first_seen}\t{e.last_seen}\t{e.question}\n")
         lines.append(f"    looked like: {e.looked_like or '(nothing)'}\n")
+    if stray:
+        lines.append("# Lines kb could not read as a miss, kept as they were:\n")
+        lines.extend(s + "\n" for s in stray)
     return "".join(lines)
+
+
+def load(path: Path) -> tuple[list[MissEntry], list[str]]:
+    """The log, most asked first, and one problem line ("path:line: what") per unreadable line.
+
+    An absent log is no misses, not an error. Raises OSError when it exists and cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return [], []
+    entries, stray = parse_lines(text)
+    problems = [
+        f"{path}:{n}: not a miss (count, first seen, last seen, question): {line.strip()[:60]}" for n, line in stray
+    ]
+    return by_priority(entries), problems
 
 
 def read_log(path: Path) -> list[MissEntry]:
     """Most asked first; ties by most recent."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    entries = parse_log(text)
-    entries.sort(key=lambda e: (-e.count, _neg(e.last_seen), e.question))
-    return entries
-
-
-def _neg(s: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in s)
+    return load(path)[0]
 
 
 def record(path: Path, question: str, looked_like: list[str], today: str) -> None:
     """Add one miss. Raises OSError when the log cannot be written; the caller reports it."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     q = one_line(question)
+    if not q:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Before the first write, so there is no moment when the log exists and git would add it.
+    ensure_ignored(path)
     lock_path = path.with_name("." + path.name + ".lock")
     with open(lock_path, "a+") as lock:
+        # Taken before the read: a merge over a stale read is the lost count the lock prevents.
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             try:
-                entries = parse_log(path.read_text(encoding="utf-8", errors="replace"))
+                entries, stray = parse_lines(path.read_text(encoding="utf-8", errors="replace"))
             except FileNotFoundError:
-                entries = []
+                entries, stray = [], []
             offered = ", ".join(looked_like)
+            key = question_key(q)
             for e in entries:
-                if e.question == q:
+                if question_key(e.question) == key:
                     e.count += 1
                     e.last_seen = today
-                    e.looked_like = offered
+                    e.looked_like = offered  # what today's base offers is what the reader needs
                     break
             else:
                 entries.append(MissEntry(1, today, today, q, offered))
-            write_atomic(path, render_log(entries))
+            # 0600: a nutrition agent's miss is a health question; nobody else on the machine reads it.
+            write_atomic(path, render_log(entries, [line for _, line in stray]), mode=0o600)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-    ensure_ignored(path)
 
 
 def ensure_ignored(path: Path) -> None:
-    """Inside a git work tree, make sure the log (and its lock) are ignored where they land."""
+    """Inside a git work tree, make sure the log (and its lock) are ignored where they land.
+
+    A name already covered by a bare pattern in any .gitignore between here and the work
+    tree's root (or in .git/info/exclude) is left alone; otherwise it is added to a
+    .gitignore beside the log. Best effort: a .gitignore that cannot be written is no reason
+    to lose the miss.
+    """
     d = path.parent.resolve()
+    chain = []
     for parent in (d, *d.parents):
+        chain.append(parent)
         if (parent / ".git").exists():
             break
     else:
@@ -123,8 +179,11 @@ def ensure_ignored(path: Path) -> None:
         current = gi.read_text(encoding="utf-8") if gi.exists() else ""
     except OSError:
         return
-    have = {ln.strip() for ln in current.splitlines()}
-    missing = [w for w in wanted if w not in have]
+    sources = [(current, True)]
+    for parent in chain[1:]:
+        sources.append((_read_quiet(parent / ".gitignore"), False))
+    sources.append((_read_quiet(chain[-1] / ".git" / "info" / "exclude"), False))
+    missing = [w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
     if missing:
         sep = "" if not current or current.endswith("\n") else "\n"
         try:
@@ -133,6 +192,38 @@ def ensure_ignored(path: Path) -> None:
             pass
 
 
+def _read_quiet(p: Path) -> str:
+    try:
+        return p.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _covers(gitignore: str, name: str, here: bool) -> bool:
+    """Does this .gitignore ignore a file called `name`? Only the patterns that can be read
+    without git: a bare glob (any depth), `**/name`, and `/name` in the log's own folder. Any
+    negation naming it means the answer needs git, so it counts as not covered."""
+    hit = False
+    for raw in gitignore.splitlines():
+        p = raw.strip()
+        if not p or p.startswith("#"):
+            continue
+        if p.startswith("!"):
+            if fnmatch.fnmatchcase(name, p[1:].lstrip("/").removeprefix("**/")):
+                return False
+            continue
+        if p.endswith("/"):
+            continue  # a directory pattern
+        if p.startswith("**/"):
+            p = p[3:]
+        if here and p.startswith("/"):
+            p = p[1:]
+        if "/" not in p and fnmatch.fnmatchcase(name, p):
+            hit = True
+    return hit
+
+
 def misses_path(fleet_root: Path) -> Path:
-    env = os.environ.get(MISSES_ENV)
-    return Path(env) if env else fleet_root / "kb-misses.txt"
+    # An exported but empty (or blank) variable chose no path; it is not a path called "".
+    env = os.environ.get(MISSES_ENV, "").strip()
+    return Path(env).expanduser() if env else fleet_root / "kb-misses.txt"
