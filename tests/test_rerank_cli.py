@@ -36,9 +36,9 @@ def _cold(monkeypatch):
 def test_import_route_restamp(work, capsys):
     assert main(["model", "import", str(work / "src-a"), str(work / "a"), "--int8"]) == 0
     out = capsys.readouterr().out
-    assert "imported kb-test/a" in out and "Attention 2" in out and "int8 written" in out
-    assert main(["model", "import", str(work / "src-b"), str(work / "b")]) == 0
-    capsys.readouterr()
+    assert "imported kb-test/a" in out and "plain graph" in out and "int8 written" in out
+    assert main(["model", "import", str(work / "src-b"), str(work / "b"), "--fuse"]) == 0
+    assert "fused Attention 2" in capsys.readouterr().out
 
     assert main(["route", Q, str(work / "demo"), "--json", "--top", "3"]) == 0
     plain = json.loads(capsys.readouterr().out)

@@ -21,15 +21,19 @@ def tok():
     return train_wordpiece([CORPUS], vocab_size=300)
 
 
-def test_import_fuses_and_matches_the_numpy_reference(tmp_path, tok):
+@pytest.mark.parametrize("fuse", [False, True])
+def test_import_matches_the_numpy_reference(tmp_path, tok, fuse):
     src = write_checkpoint(tmp_path / "src", TINY, tok, seed=3)
-    rep = import_checkpoint(src, tmp_path / "out", int8=True)
+    rep = import_checkpoint(src, tmp_path / "out", int8=True, fuse=fuse)
     assert rep.max_abs_diff <= IMPORT_TOLERANCE
-    # onnxruntime's transformer fusions fired: one Attention per layer, GELU and LayerNorm fused.
-    assert rep.fused.get("Attention") == TINY["num_hidden_layers"]
-    assert rep.fused.get("BiasGelu") == TINY["num_hidden_layers"] and rep.fused.get("SkipLayerNormalization")
+    if fuse:  # onnxruntime's offline transformer fusions fired: one Attention per layer, GELU and LayerNorm fused
+        assert rep.fused.get("Attention") == TINY["num_hidden_layers"]
+        assert rep.fused.get("BiasGelu") == TINY["num_hidden_layers"] and rep.fused.get("SkipLayerNormalization")
+    else:
+        assert rep.fused == {}
     assert {p.name for p in (tmp_path / "out").iterdir()} >= {"model.onnx", "model_int8.onnx", "tokenizer.json", "config.json"}
-    assert json.loads((tmp_path / "out/config.json").read_text())["kb_model_id"] == "kb-test/tiny-cross-encoder"
+    cfg_out = json.loads((tmp_path / "out/config.json").read_text())
+    assert cfg_out["kb_model_id"] == "kb-test/tiny-cross-encoder" and cfg_out["kb_graph"] == ("fused" if fuse else "plain")
     # A fresh batch of real tokenised pairs of unequal length, through the stage's own loader.
     ce = CrossEncoder(tmp_path / "out")
     q = ce.question_ids("when is a restore rehearsed")
@@ -44,6 +48,13 @@ def test_import_fuses_and_matches_the_numpy_reference(tmp_path, tok):
     want = reference_logits(load_weights(src / "model.safetensors", geo), geo, ids, mask, types)[:, 0]
     assert np.abs(got - want).max() <= 1e-4
     assert rep.int8_max_abs_diff is not None and rep.int8_max_abs_diff < 1.0  # a different rounding, same model
+    # The head stays fp32 in the int8 file: its matmuls are not quantized.
+    import onnx
+
+    q = onnx.load(str(tmp_path / "out/model_int8.onnx"))
+    head_ops = {n.op_type for n in q.graph.node if any(i.startswith(("bert.pooler.", "classifier.")) for i in n.input)}
+    assert head_ops and not any("Integer" in op or "Quant" in op for op in head_ops)
+    assert any(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul", "QAttention") for n in q.graph.node)
 
 
 def test_safetensors_round_trip_and_bf16(tmp_path):

@@ -102,3 +102,16 @@ def test_rerank_off_is_byte_identical(fleet):
     a = mem.ask(QUESTIONS[2], top=3, record_miss=False)
     b = mem.ask(QUESTIONS[2], top=3, record_miss=False, rerank=False)
     assert a.to_json() == b.to_json() and "rerank" not in a.stages
+
+
+def test_budget_refusal_through_memory_carries_the_painted_page(fleet, monkeypatch):
+    import engine.rerank.rule as rule
+    from engine.rerank import RerankBudgetExceeded
+
+    demo, model = fleet
+    mem = Memory(demo)
+    painted = mem.ask(QUESTIONS[0], top=3, record_miss=False)
+    monkeypatch.setattr(rule, "RERANK_DEFAULT_BUDGET_MS", 0.001)  # a host this budget cannot fit
+    with pytest.raises(RerankBudgetExceeded) as e:
+        mem.rerank(painted, RerankRequest(model=model), top=3)
+    assert e.value.candidates == painted.results and e.value.pairs_scored == 1 and e.value.budget_ms == 0.001

@@ -1,7 +1,7 @@
 """The rerank stage's pieces of the `kb` command line, mounted by engine/cli.py.
 
     kb route QUESTION PATH --rerank [--rerank-model DIR] [--rerank-precision int8] [--rerank-summary]
-    kb model import SRC DIR [--id ID] [--int8]
+    kb model import SRC DIR [--id ID] [--int8] [--fuse]
     kb rerank restamp PATH [--rerank-model DIR] [--rerank-precision int8]
     kb rerank bench [--runs N] [--threads N] [--workdir DIR] [--json]
 """
@@ -51,6 +51,7 @@ def register(subparsers: Any) -> None:
     imp.add_argument("dst", metavar="DIR", help="where model.onnx, tokenizer.json and config.json are written")
     imp.add_argument("--id", dest="model_id", metavar="ID", help="the model id stamped on bases (default: the checkpoint's name)")
     imp.add_argument("--int8", action="store_true", help="also write model_int8.onnx (dynamic int8, activations quantized per pair)")
+    imp.add_argument("--fuse", action="store_true", help="store the graph after onnxruntime's offline BERT fusions (measured slower here)")
     imp.set_defaults(func=cmd_model_import)
 
     rr = subparsers.add_parser("rerank", help="the cross-encoder rerank stage's stamp and benchmark")
@@ -71,11 +72,11 @@ def register(subparsers: Any) -> None:
 def cmd_model_import(args: argparse.Namespace) -> int:
     from .importer import import_checkpoint
 
-    rep = import_checkpoint(args.src, args.dst, model_id=args.model_id, int8=args.int8)
-    fused = ", ".join(f"{k} {v}" for k, v in sorted(rep.fused.items())) or "none"
+    rep = import_checkpoint(args.src, args.dst, model_id=args.model_id, int8=args.int8, fuse=args.fuse)
+    fused = ("fused " + ", ".join(f"{k} {v}" for k, v in sorted(rep.fused.items()))) if args.fuse else "plain graph (onnxruntime fuses at load)"
     g = rep.geometry
     print(f"imported {rep.model_id} into {rep.dir}: {g.num_layers} layers, hidden {g.hidden_size}, {g.num_heads} heads, "
-          f"vocab {g.vocab_size}; fused {fused}; max |onnxruntime - numpy| {rep.max_abs_diff:.1e}"
+          f"vocab {g.vocab_size}; {fused}; max |onnxruntime - numpy| {rep.max_abs_diff:.1e}"
           + (f"; int8 written (max |int8 - numpy| {rep.int8_max_abs_diff:.3f})" if rep.int8_max_abs_diff is not None else "")
           + f" [{rep.seconds:.1f}s]")
     return 0

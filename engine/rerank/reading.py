@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import RerankCallerError
+from .errors import RerankBudgetExceeded, RerankCallerError
 from .model import PRECISIONS
 from .rule import RERANK_DEFAULT_TOPK_CEILING, default_rerank_params
 from .stage import rerank_results, resolve_model_dir
@@ -67,10 +67,14 @@ def rerank_answer(
     window = default_rerank_params(limit, RERANK_DEFAULT_TOPK_CEILING).top_k
     wide = memory.ask(answer.question, top=max(window, page), record_miss=False, with_passages=True, **ask_options)
     bases = {b.name: b.root for b in memory.fleet.bases}
-    outcome = rerank_results(
-        answer.question, wide.results, limit, model_dir_for(memory.settings, memory.fleet.root, req), bases,
-        use_summary=req.use_summary, precision=req.precision,
-    )
+    try:
+        outcome = rerank_results(
+            answer.question, wide.results, limit, model_dir_for(memory.settings, memory.fleet.root, req), bases,
+            use_summary=req.use_summary, precision=req.precision,
+        )
+    except RerankBudgetExceeded as e:
+        e.candidates = answer.results  # the page the caller was handed, in its fused order
+        raise
     results = outcome.results[:page]
     if not with_passages:
         # The stage needed the text; the caller asked without it: hand the page back in its shape.
