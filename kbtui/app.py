@@ -1,0 +1,271 @@
+"""`kbtui PATH`: the reading room, a Textual app over engine.Memory.
+
+The app owns the one Memory, the question history and the options every ask is made
+with; screens render answers and never call the engine on the UI thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.widgets import Input
+from textual.worker import Worker, WorkerState
+
+from .commands import KbCommands
+from .history import History
+from .main_screen import MainScreen
+from .messages import FleetChanged, FleetLoaded
+from .watch import describe_changes, is_watched
+
+DEFAULT_TOP = 8  # rows of the reading list: a screenful at 120x40 with two lines each
+
+
+class KbApp(App):
+    CSS_PATH = "kbtui.tcss"
+    TITLE = "kbtui"
+    # Width/height classes drive the layout: below `-wide` or `-tall` the panes become tabs.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-normal"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    # F-keys, not ctrl+letters: the question box owns ctrl+a/e/k/u/w for editing.
+    BINDINGS = [
+        Binding("f2", "show('eval')", "Eval", id="app.eval"),
+        Binding("f3", "show('check')", "Check", id="app.check"),
+        Binding("f4", "show('misses')", "Misses", id="app.misses"),
+        Binding("f5", "show('roster')", "Roster", id="app.roster"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+    ]
+    COMMANDS = App.COMMANDS | {KbCommands}
+
+    def __init__(
+        self,
+        memory,
+        *,
+        question: str | None = None,
+        stable: bool = False,
+        watch: bool = True,
+        rerank: bool = False,
+        purpose: str | None = None,
+        top: int = DEFAULT_TOP,
+        gold: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.memory = memory
+        self.initial_question = question
+        # stable: snapshot mode. Timings are hidden and the eval's SPEED block is not run,
+        # so a screen is the same run after run.
+        self.stable = stable
+        self.watching = watch
+        self.rerank = rerank
+        self.top = top
+        self.ask_options: dict = {"purpose": purpose} if purpose else {}
+        root = memory.fleet.root
+        self.gold = gold or (str(root / "gold.tsv") if (root / "gold.tsv").is_file() else None)
+        self.history = History()
+        self.roster = [b.name for b in memory.fleet.bases]
+        self.main = MainScreen()
+        self.loaded: FleetLoaded | None = None
+        self._eval_screen = None
+
+    # -- start -------------------------------------------------------------------
+
+    def get_default_screen(self):
+        return self.main
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="index", description="index the fleet")
+    def _load(self) -> None:
+        snap = self.memory.snapshot()  # indexes what changed since last time, then builds the catalogue
+        reports = self.memory.last_reports
+        self.post_message(
+            FleetLoaded(
+                entries=snap.catalogue.n,
+                agents=len(self.memory.fleet.bases),
+                chunks=snap.chunks,
+                reindexed=sum(r.touched for r in reports),
+                skipped=tuple(snap.skipped),
+            )
+        )
+
+    def on_fleet_loaded(self, message: FleetLoaded) -> None:
+        self.loaded = message
+        self.main.fleet_loaded(message)
+        if message.skipped:
+            self.notify("could not read: " + "; ".join(message.skipped[:3]), severity="warning", timeout=8)
+        if self.initial_question:
+            q = self.main.query_one("#question")
+            q.value = self.initial_question  # Input.Changed asks it
+            self.initial_question = None
+        if self.watching:
+            self._watch()
+
+    def fleet_title(self, loaded: FleetLoaded) -> str:
+        name = self.memory.settings.get("name") or self.memory.fleet.root.name
+        return f"{name}: {loaded.entries} entries, {loaded.agents} agents"
+
+    # -- live reindex ------------------------------------------------------------
+
+    @work(exclusive=True, exit_on_error=False, group="watch", description="watch the notes")
+    async def _watch(self) -> None:
+        from watchfiles import awatch  # deferred: only the live app needs it
+
+        root = self.memory.fleet.root
+        paths = [str(b.root) for b in self.memory.fleet.bases]
+        if root not in [b.root for b in self.memory.fleet.bases]:
+            paths.append(str(root))
+        async for changes in awatch(*paths, watch_filter=lambda _c, p: is_watched(p), debounce=200, step=50):
+            self._reindex(sorted(changes))
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="reindex", description="reindex")
+    def _reindex(self, changes) -> None:
+        reports = self.memory.refresh()
+        problems = tuple(s for r in reports for s in r.skipped)
+        self.post_message(FleetChanged(describe_changes(changes, self.memory.fleet.root), problems))
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        if message.changes:
+            self.notify("; ".join(message.changes[:4]) + (" …" if len(message.changes) > 4 else ""),
+                        title="notes changed, re-indexed", timeout=4)
+        if message.problems:
+            self.notify("\n".join(message.problems[:4]), title="could not read", severity="warning", timeout=10)
+        self.main.fleet_changed(message)
+
+    def action_reindex(self) -> None:
+        self._reindex([])
+
+    def action_pane(self, pane: str) -> None:
+        self.action_show("main")
+        self.main.show_pane(pane)
+
+    def action_toggle_rerank(self) -> None:
+        if not hasattr(self.memory, "rerank"):
+            self.notify("this engine has no rerank stage", severity="warning")
+            return
+        self.rerank = not self.rerank
+        self.notify(f"rerank {'on' if self.rerank else 'off'}", timeout=2)
+        self.main.reask()
+
+    # -- screens -----------------------------------------------------------------
+
+    def action_show(self, name: str) -> None:
+        from .check_screen import CheckScreen
+        from .eval_screen import EvalScreen
+        from .misses_screen import MissesScreen
+        from .roster_screen import RosterScreen
+
+        while len(self.screen_stack) > 1:
+            if type(self.screen).__name__.lower().startswith(name):
+                return
+            self.pop_screen()
+        if name == "eval":
+            if self._eval_screen is None:
+                self._eval_screen = EvalScreen()
+            self.push_screen(self._eval_screen)
+        elif name == "check":
+            self.push_screen(CheckScreen())
+        elif name == "misses":
+            self.push_screen(MissesScreen())
+        elif name == "roster":
+            self.push_screen(RosterScreen())
+        elif name == "main":
+            pass
+
+    def open_reader(self, base: str, path: str, answer=None, *, line: int | None = None) -> None:
+        from .reader import ReaderScreen
+
+        self.push_screen(ReaderScreen(base, path, answer, line=line))
+
+    def ask(self, question: str) -> None:
+        """Put `question` in the box and ask it, recording no miss: looking again at an old
+        question (from the miss log or the history) is not asking it again."""
+        self.action_show("main")
+        q = self.main.query_one("#question")
+        with q.prevent(Input.Changed):
+            q.value = question
+        q.cursor_position = len(question)
+        self.main.request(question, submitted=False)
+
+    # -- errors ------------------------------------------------------------------
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Any worker a screen did not handle: show the failure, keep the app up.
+        if event.state == WorkerState.ERROR:
+            w = event.worker
+            self.notify(f"{w.description or w.group}: {type(w.error).__name__}: {w.error}",
+                        title="failed", severity="error", timeout=10)
+
+
+# -- the command line --------------------------------------------------------------
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="kbtui", description="The reading room for a fleet of agents kept as notes.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    p.add_argument("-q", "--question", help="ask this first")
+    p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (its own selection)")
+    p.add_argument("--no-watch", action="store_true", help="do not re-index when notes change on disk")
+    p.add_argument("--rerank", action="store_true", help="re-order the reading list with the cross-encoder")
+    p.add_argument("--purpose", choices=["documents", "conversation", "workspace"], help="purpose fusion")
+    p.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows in the reading list")
+    p.add_argument("--gold", help="answer key for the eval screen (default: gold.tsv in the fleet root)")
+    p.add_argument("--serve", action="store_true", help="serve the app to a browser (textual-serve)")
+    p.add_argument("--host", default="localhost")
+    p.add_argument("--port", type=int, default=8000)
+    return p.parse_args(argv)
+
+
+def serve(args: argparse.Namespace, argv: list[str]) -> int:
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        print("kbtui --serve needs textual-serve: pip install 'kbtui[serve]'", file=sys.stderr)
+        return 2
+    # One process per visitor, each the same command without --serve.
+    rest = [a for a in argv if a not in ("--serve",)]
+    rest = _drop_opt(_drop_opt(rest, "--host"), "--port")
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "kbtui", *rest])
+    Server(command, host=args.host, port=args.port, title="kbtui").serve()
+    return 0
+
+
+def _drop_opt(argv: list[str], name: str) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a == name:
+            skip = True
+            continue
+        if a.startswith(name + "="):
+            continue
+        out.append(a)
+    return out
+
+
+def run(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if args.serve:
+        return serve(args, argv)
+    from engine import Memory
+    from engine.errors import KbError
+
+    try:
+        memory = Memory([Path(p) for p in args.paths])
+    except KbError as e:
+        print(f"kbtui: {e}", file=sys.stderr)
+        return 2
+    app = KbApp(
+        memory, question=args.question, watch=not args.no_watch, rerank=args.rerank, purpose=args.purpose,
+        top=args.top, gold=args.gold,
+    )
+    app.run(mouse=not args.no_mouse)
+    return app.return_code or 0

@@ -1,0 +1,24 @@
+"""Note text on its way to the screen: no control character reaches the terminal raw.
+
+A note is written by anyone with an editor; an ESC or a bell inside it would otherwise be
+sent to the terminal as a command. Everything a note contributes to the screen passes
+through `clean` and is rendered as a Text/Content object, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 controls except newline, C1 controls, DEL. Tabs become spaces first (they are layout).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+REPLACEMENT = "\ufffd"
+
+
+def clean(text: str) -> str:
+    """`text` with tabs as spaces and every other control character made visible as U+FFFD."""
+    return _CONTROL.sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
+
+
+def one_line(text: str) -> str:
+    """`clean`, then folded to one line: for cells and list rows."""
+    return " ".join(clean(text).split())

@@ -1,0 +1,105 @@
+"""The GATE pane: the floor arithmetic with this fleet's numbers put in, in words.
+
+A threshold nobody can read is a threshold nobody can argue with, so every number the
+verdict depends on is printed with where it comes from: N, idf_unique(N) = ln(1 + N/2),
+floor_for(N), the top keyword score against it, the margin, MIN_ENTRIES_TO_ROUTE and the
+text-only refusal.
+"""
+
+from __future__ import annotations
+
+from engine.catalogue import W_KEYWORD, idf_unique
+from engine.gate import FLOOR_CALIBRATED_AT, FLOOR_FRACTION, MIN_ENTRIES_TO_ROUTE, SCORE_FLOOR
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+
+def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
+    """The gate's arithmetic for `answer`: (label, claim) rows, each claim checkable."""
+    g = answer.gate
+    n = g.entries
+    iu = idf_unique(n)
+    floor = g.floor
+    top = answer.confidence.keyword_score
+    agents = answer.indexed.agents if agents is None else agents
+    rows: list[tuple[str, Text]] = []
+
+    def row(label: str, *parts) -> None:
+        t = Text()
+        for p in parts:
+            if isinstance(p, tuple):
+                t.append(p[0], style=p[1])
+            else:
+                t.append(p)
+        rows.append((label, t))
+
+    def note(text: str, style: str = "dim") -> None:
+        rows.append(("", Text(text, style=style)))
+
+    row("N", (f"{n}", "bold"), f" entries (notes with a Search for line) across {agents} agents")
+    row("idf_unique", f"ln(1 + {n}/2) = ", (f"{iu:.4f}", "bold"),
+        ("  the weight of a key only one note carries", "dim"))
+    row("floor", f"floor_for({n}) = {FLOOR_FRACTION:.4f} × {W_KEYWORD:g} × {iu:.4f} = ", (f"{floor:.2f}", "bold"))
+    note(f"{SCORE_FLOOR:g} was measured at {FLOOR_CALIBRATED_AT} entries; the floor keeps that share "
+         f"({FLOOR_FRACTION:.1%}) of what one unique key scores, at every size")
+    if top <= 0:
+        row("top score", ("0.00", "bold"), ": no label shares a word with the question, and a zero clears no floor")
+    elif top >= floor:
+        row("top score", (f"{top:.2f}", "bold"), f" ≥ {floor:.2f}: clears the floor by {top - floor:.2f}"
+            f" ({top / floor:.2f}× it)")
+    else:
+        row("top score", (f"{top:.2f}", "bold"), f" < {floor:.2f}: short of the floor by {floor - top:.2f}"
+            f" ({top / floor:.0%} of it)")
+        note("served as a guess, with its warning: the evidence is thin", "")
+    m = answer.confidence.margin
+    if m is not None:
+        second = answer.keyword[1].score
+        row("margin", (f"{m:.2f}", "bold"), f" = {top:.2f} / {second:.2f}, the top file over the second")
+    elif len(answer.keyword) == 1:
+        row("margin", ("—", "bold"), ": one file scored, there is no second to beat")
+    else:
+        row("margin", ("—", "bold"), ": no file scored")
+    if n < MIN_ENTRIES_TO_ROUTE:
+        row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}:",
+            (" below it, a guess at most", "bold"))
+        note("with one entry every key weighs the same: there is no ruler yet")
+    else:
+        row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}, so a hit is allowed")
+    if g.ranked_by_text_only:
+        texts = len(answer.text)
+        row("text-only", ("refused", "bold"),
+            f": the text scorer found {texts} file{'s' if texts != 1 else ''} but no label matched; "
+            "full text alone never serves an answer (its files stay in the reading list)")
+    elif answer.keyword:
+        row("text-only", "no: the labels matched, so the verdict is theirs")
+    else:
+        row("text-only", "no: neither scorer found anything")
+    row("verdict", (f" {answer.verdict.upper()} ", "bold reverse"), "  served" if g.served else "  not served")
+    return rows
+
+
+def gate_table(rows: list[tuple[str, Text]]) -> Table:
+    """Label column and claim column: claims wrap under themselves, not under the labels."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(style="bold", no_wrap=True, width=10)
+    table.add_column(ratio=1)
+    for label, claim in rows:
+        table.add_row(label, claim)
+    return table
+
+
+def gate_plain(answer) -> str:
+    """The pane as plain lines, for tests and for copying."""
+    return "\n".join(f"{label:<10} {claim.plain}" for label, claim in gate_rows(answer))
+
+
+class GatePane(VerticalScroll):
+    """Scrolls when the terminal is short; the arithmetic is never cut."""
+
+    def compose(self):
+        yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
+
+    def show_answer(self, answer) -> None:
+        self.query_one("#gate-text", Static).update(gate_table(gate_rows(answer)))

@@ -1,0 +1,96 @@
+"""What workers send back to the UI thread. Results leave a thread only as these messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class Answered(Message):
+    """An answer to question `qid`; the screen drops it when a newer question was asked."""
+
+    qid: int
+    answer: Any  # engine.answer.Answer (typed loosely so this module imports no engine)
+    submitted: bool  # Enter (a miss may have been recorded) rather than as-you-type
+
+
+@dataclass
+class AskFailed(Message):
+    qid: int
+    question: str
+    error: str
+
+
+@dataclass
+class Reranked(Message):
+    """A slower stage's reading list for question `qid`, painted after the fast one."""
+
+    qid: int
+    answer: Any
+    note: str = ""
+
+
+@dataclass
+class FleetLoaded(Message):
+    """The index is up to date and the catalogue built: the app can answer."""
+
+    entries: int
+    agents: int
+    chunks: int
+    reindexed: int
+    skipped: tuple[str, ...] = ()
+
+
+@dataclass
+class FleetChanged(Message):
+    """Notes changed on disk and were re-indexed."""
+
+    changes: tuple[str, ...]  # "edited zed/knowledge/x.md", ...
+    problems: tuple[str, ...] = ()  # notes that could not be read, reported not fatal
+
+
+@dataclass
+class NoteLoaded(Message):
+    base: str
+    path: str
+    source: str
+    line: int  # 1-based line of the best passage, 0 when unknown
+    error: str | None = None
+
+
+@dataclass
+class EvalProgress(Message):
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        # Only the latest progress matters: coalesce a burst into one repaint.
+        return isinstance(message, EvalProgress)
+
+
+@dataclass
+class EvalFinished(Message):
+    report: Any = None
+    error: str | None = None
+
+
+@dataclass
+class CheckFinished(Message):
+    findings: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class MissesLoaded(Message):
+    path: str
+    entries: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class RosterLoaded(Message):
+    rows: list[Any] = field(default_factory=list)  # roster_screen.AgentRow
+    error: str | None = None

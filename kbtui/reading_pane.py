@@ -1,0 +1,102 @@
+"""The fused reading list (RRF score, agent, path, provenance, excerpt) and, when nothing
+is served, what the base does know that looks like the question, with its stated limit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.suggest import LIMIT_NOTE
+from rich.console import Group
+from rich.padding import Padding
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from .clamp import Clamp
+from .clean import one_line
+
+
+EXCERPT_LINES = 2
+
+
+def result_prompt(r) -> Group:
+    """A row: score, agent and path on one line; then provenance and excerpt, two lines."""
+    head = Text(no_wrap=True, overflow="ellipsis")
+    head.append(f"{r.score:.3f}", style="bold")
+    head.append(f"  {one_line(r.base)}", style="bold")
+    head.append(f"  {one_line(r.path)}")
+    if r.rerank_score is not None:
+        head.append(f"  rerank {r.rerank_score:.3f}", style="dim")
+    excerpt = r.passages[0].excerpt if r.passages else (r.purpose or r.title)
+    body = Text()
+    body.append(one_line(r.why), style="italic")
+    if excerpt:
+        body.append("  " + one_line(excerpt), style="dim")
+    return Group(head, Padding(Clamp(body, EXCERPT_LINES), (0, 0, 0, 3)))
+
+
+def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
+    """The miss reply: the refusal, the look-alike keys, the limit, and whether it was logged."""
+    t = Text()
+    t.append("nothing matched. ", style="bold")
+    t.append("Either the base does not cover it, or the Search for lines do not carry the words a real question uses.\n")
+    if answer.suggestions:
+        t.append("the base does know these, and they look like words you used:\n")
+        t.append("  " + ", ".join(one_line(s) for s in answer.suggestions) + "\n", style="bold")
+        t.append(" ".join(LIMIT_NOTE) + "\n", style="italic dim")
+    else:
+        t.append("nothing in the base is spelled like these words, so nothing is offered.\n", style="dim")
+    miss = answer.miss
+    if miss is None:
+        t.append("not logged yet: press Enter to record this miss in kb-misses.txt", style="dim")
+    elif miss.recorded:
+        t.append("recorded in kb-misses.txt", style="")
+        t.append(" (F4 shows the log, most asked first)", style="dim")
+    else:
+        t.append("NOT recorded: ", style="bold red")
+        t.append(one_line(miss.error or "the log could not be written"))
+    return t
+
+
+class ReadingPane(Vertical):
+    @dataclass
+    class Open(Message):
+        base: str
+        path: str
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._ids: list[tuple[str, str]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="suggestions", classes="-hidden")
+        yield OptionList(id="reading-list")
+
+    def show_answer(self, answer) -> None:
+        sug = self.query_one("#suggestions", Static)
+        if answer.gate.served:
+            sug.add_class("-hidden")
+        else:
+            sug.update(suggestions_text(answer))
+            sug.remove_class("-hidden")
+        self.show_results(answer.results)
+
+    def show_results(self, results) -> None:
+        ol = self.query_one(OptionList)
+        highlighted = ol.highlighted
+        ol.clear_options()
+        self._ids = [(r.base, r.path) for r in results]
+        if results:
+            ol.add_options([Option(result_prompt(r), id=r.id) for r in results])
+            ol.highlighted = 0 if highlighted is None else min(highlighted, len(results) - 1)
+        else:
+            ol.add_option(Option(Text("no file holds these words", style="dim"), disabled=True))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        i = event.option_index
+        if 0 <= i < len(self._ids):
+            self.post_message(self.Open(*self._ids[i]))

@@ -1,0 +1,112 @@
+"""The fleet roster: who each agent is (agent.txt: name, role, where it stops) and what its
+base holds. The roster is what a classifier is shown, so it is worth reading as one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from .clean import one_line
+from .messages import RosterLoaded
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    key: str  # the base's directory name
+    name: str
+    role: str
+    ends: str
+    entries: int
+    notes: int
+    unreachable: int
+    memory: int
+    skills: int
+    tools: int
+
+
+def roster_rows(memory) -> list[AgentRow]:
+    snap = memory.snapshot()
+    rows = []
+    for b in memory.fleet.bases:
+        recs = list(snap.records.get(b.name, {}).values())
+        entries = [r for r in recs if r.is_entry]
+        rows.append(
+            AgentRow(
+                key=b.name, name=b.agent.get("name", b.name), role=b.agent.get("role", ""),
+                ends=b.agent.get("ends", ""), entries=len(entries), notes=len(recs),
+                unreachable=len(recs) - len(entries),
+                memory=sum(1 for r in entries if r.species == "memory"),
+                skills=sum(1 for r in entries if r.species == "skills"),
+                tools=sum(1 for r in entries if r.species == "tools"),
+            )
+        )
+    return rows
+
+
+def agent_text(row: AgentRow) -> Text:
+    t = Text()
+    t.append(f"{one_line(row.name)}", style="bold")
+    t.append(f"  ({one_line(row.key)}/)\n", style="dim")
+    t.append("role  ", style="bold")
+    t.append((one_line(row.role) or "(agent.txt names no role)") + "\n")
+    t.append("ends  ", style="bold")
+    t.append((one_line(row.ends) or "(agent.txt does not say where this agent stops)") + "\n")
+    t.append("base  ", style="bold")
+    t.append(f"{row.entries} entries of {row.notes} notes: {row.memory} memory, {row.skills} skills, {row.tools} tools")
+    if row.unreachable:
+        t.append(f"; {row.unreachable} without a Search for line (text index only)", style="dim")
+    return t
+
+
+class RosterScreen(Screen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="roster.back")]
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(" Roster ", style="bold reverse"), id="roster-title", classes="screen-title")
+        table = DataTable(id="roster-table", cursor_type="row")
+        table.add_column("agent", key="agent")
+        table.add_column("role", key="role")
+        table.add_column("entries", key="entries", width=7)
+        yield table
+        yield Static(id="roster-detail", classes="detail")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.rows: dict[str, AgentRow] = {}
+        self.query_one("#roster-table").focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="roster", description="read the roster")
+    def _load(self) -> None:
+        self.post_message(RosterLoaded(roster_rows(self.app.memory)))
+
+    def on_roster_loaded(self, message: RosterLoaded) -> None:
+        name = self.app.memory.settings.get("name") or ""
+        role = self.app.memory.settings.get("role") or ""
+        title = Text(" Roster ", style="bold reverse")
+        if name:
+            title.append(f"  {one_line(name)}", style="bold")
+        if role:
+            title.append(f"  {one_line(role)}", style="dim")
+        self.query_one("#roster-title", Static).update(title)
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in message.rows:
+            self.rows[row.key] = row
+            table.add_row(
+                Text(one_line(row.name), style="bold"), Text(one_line(row.role), overflow="ellipsis", no_wrap=True),
+                Text(str(row.entries), justify="right"), key=row.key,
+            )
+        if message.rows:
+            self.query_one("#roster-detail", Static).update(agent_text(message.rows[0]))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        row = self.rows.get(event.row_key.value) if event.row_key else None
+        if row is not None:
+            self.query_one("#roster-detail", Static).update(agent_text(row))

@@ -1,0 +1,74 @@
+"""The species table: each agent's best memory / skills / tools score and the fold total.
+
+The fold sums at most three numbers per agent (the best file of each species), so the table
+shows exactly the numbers that were added, with the owner marked.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from .clean import one_line
+
+
+def _cell(x: float) -> Text:
+    return Text("—" if x <= 0 else f"{x:.2f}", style="dim" if x <= 0 else "", justify="right")
+
+
+def fold_caption(answer) -> Text:
+    """What the fold decided, in one or two lines under the table."""
+    a = answer.agent
+    t = Text()
+    if not a.totals:
+        t.append("no agent scored: no owner", style="dim")
+        return t
+    t.append("fold = best memory + best skills + best tools\n", style="dim")
+    if not answer.gate.served:
+        t.append("not served, so no owner is named", style="dim")
+    elif a.margin is None:
+        t.append(f"{one_line(a.name or '')} owns it: the only agent that scored", style="")
+    else:
+        runner = a.totals[1]
+        t.append(f"{one_line(a.name or '')} owns it: {a.score:.2f} / {runner.score:.2f} "
+                 f"({one_line(runner.agent)}) = margin {a.margin:.2f}")
+    if a.chosen_by != "fold":
+        t.append(f"\nchosen by the {one_line(a.chosen_by)}", style="bold")
+        if a.coverage:
+            t.append(f": {one_line(a.coverage)}")
+        if a.reason:
+            t.append(f", {one_line(a.reason)}", style="dim")
+    elif a.note:
+        t.append(f"\n{one_line(a.note)}", style="dim")
+    return t
+
+
+class SpeciesPane(Vertical):
+    def compose(self) -> ComposeResult:
+        table = DataTable(id="species-table", cursor_type="row")
+        table.add_column(" ", key="mark", width=1)
+        table.add_column("agent", key="agent")
+        for col in ("memory", "skills", "tools", "fold"):
+            table.add_column(col, key=col, width=6)
+        yield table
+        yield Static(id="species-caption")
+
+    def show_answer(self, answer, roster: list[str]) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        totals = {t.agent: t for t in answer.agent.totals}
+        owner = answer.agent.name if answer.gate.served else None
+        ordered = [t.agent for t in answer.agent.totals] + [a for a in roster if a not in totals]
+        for name in ordered:
+            t = totals.get(name)
+            mark = Text("▸", style="bold") if name == owner else Text(" ")
+            label = Text(one_line(name), style="bold" if name == owner else "")
+            if t is None:
+                table.add_row(mark, label, _cell(0), _cell(0), _cell(0), _cell(0), key=name)
+            else:
+                fold = _cell(t.score)
+                fold.stylize("bold")
+                table.add_row(mark, label, _cell(t.memory), _cell(t.skills), _cell(t.tools), fold, key=name)
+        self.query_one("#species-caption", Static).update(fold_caption(answer))

@@ -1,0 +1,83 @@
+"""The verdict bar: HIT / GUESS / NOTHING, the owner, the score against the floor, the margin.
+
+The verdict is a word in a box, not only a colour, so it reads the same in monochrome
+(NO_COLOR) and to a colour-blind reader: HIT is reversed, GUESS reversed and underlined,
+NOTHING dim.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from .clean import one_line
+
+VERDICT_LABEL = {"hit": " HIT ", "guess": " GUESS ", "nothing": " NOTHING "}
+VERDICT_STYLE = {
+    "hit": "bold reverse green",
+    "guess": "bold reverse underline yellow",
+    "nothing": "bold reverse red",
+}
+
+
+def verdict_text(answer, *, show_timing: bool = True) -> Text:
+    """One line: the verdict badge, then owner, top score vs floor, margin (and the time)."""
+    v = answer.verdict
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(VERDICT_LABEL[v], style=VERDICT_STYLE[v])
+    t.append("  ")
+    top = answer.confidence.keyword_score
+    floor = answer.gate.floor
+    if answer.agent.name and answer.gate.served:
+        t.append("owner ", style="dim")
+        t.append(one_line(answer.agent.name), style="bold")
+        if answer.agent.chosen_by != "fold":
+            t.append(f" ({one_line(answer.agent.chosen_by)})", style="dim")
+        if answer.agent.coverage:
+            t.append(f" {one_line(answer.agent.coverage)}", style="italic")
+        t.append("  ")
+    elif v == "nothing":
+        t.append("no owner  ", style="dim")
+    t.append("top ", style="dim")
+    t.append(f"{top:.2f}", style="bold")
+    t.append(" ≥ " if top >= floor and top > 0 else " < ", style="dim")
+    t.append(f"floor {floor:.2f}", style="")
+    t.append("  margin ", style="dim")
+    margin = answer.confidence.margin
+    t.append("—" if margin is None else f"{margin:.2f}", style="bold")
+    if show_timing:
+        t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
+    return t
+
+
+def waiting_text(message: str) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(" … ", style="reverse dim")
+    t.append("  " + message, style="dim")
+    return t
+
+
+def error_text(message: str) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(" ERROR ", style="bold reverse red")
+    t.append("  " + one_line(message))
+    return t
+
+
+class VerdictBar(Static):
+    """One line under the question; its class (-hit/-guess/-nothing) tints the border."""
+
+    def show_answer(self, answer, *, show_timing: bool = True) -> None:
+        self.set_class(answer.verdict == "hit", "-hit")
+        self.set_class(answer.verdict == "guess", "-guess")
+        self.set_class(answer.verdict == "nothing", "-nothing")
+        self.update(verdict_text(answer, show_timing=show_timing))
+
+    def show_waiting(self, message: str) -> None:
+        self.remove_class("-hit", "-guess", "-nothing")
+        self.update(waiting_text(message))
+
+    def show_error(self, message: str) -> None:
+        self.remove_class("-hit", "-guess")
+        self.add_class("-nothing")
+        self.update(error_text(message))
