@@ -51,3 +51,35 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def create_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: str = "utf-8") -> None:
+    """Write a new file whole or not at all, and never over an existing one.
+
+    The temporary file is hard-linked to `path`: link() fails if `path` exists, so the check
+    and the write are one step and two writers cannot both win. Raises FileExistsError.
+    """
+    path = Path(path)
+    raw = data.encode(encoding) if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:
+            # A filesystem without hard links: open(..., "x") still refuses an existing file;
+            # only on such a filesystem could a crash mid-write leave a partial note.
+            with open(path, "xb") as f:
+                f.write(raw)
+                f.flush()
+                os.fsync(f.fileno())
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

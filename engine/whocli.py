@@ -1,0 +1,154 @@
+"""The verbs about who answers, mounted by engine/cli.py: kb fleet, boot, remember, serve, list.
+
+Each one is a thin surface over Memory; nothing here scores or chooses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from .errors import KbError
+
+
+def register(subparsers) -> None:
+    fl = subparsers.add_parser("fleet", help="the roster: who is in the fleet, what each does, where each stops")
+    fl.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    fl.add_argument("--json", action="store_true", help="one line of JSON")
+    fl.set_defaults(func=cmd_fleet)
+
+    bt = subparsers.add_parser(
+        "boot", help="route a message on stdin and print the owning agent's constitution (for a prompt hook)"
+    )
+    bt.add_argument("path", nargs="?", metavar="PATH", help="a base or a fleet root (default: the hook's cwd, else .)")
+    bt.add_argument("--session", metavar="ID", help="print the constitution only when this session's agent changes")
+    bt.add_argument("--text", action="store_true", help="stdin is the message itself, never a JSON envelope")
+    bt.set_defaults(func=cmd_boot)
+
+    rm = subparsers.add_parser("remember", help="measure a claim against the notes: ADD, UPDATE or NOOP (never DELETE)")
+    rm.add_argument("claim", metavar="CLAIM")
+    rm.add_argument("path", metavar="PATH", help="a base or fleet root to measure against, or a new note's .md path")
+    rm.add_argument("--write", action="store_true", help="create the note at PATH (needs --key) and index it")
+    rm.add_argument("--key", action="append", default=[], metavar="K", help="a Search for: key (repeatable)")
+    rm.add_argument("--title", metavar="T", help="the note's title (default: the claim's first sentence)")
+    rm.add_argument("--purpose", metavar="P", help="the Exists to: line (default: the claim's first sentence)")
+    rm.add_argument("--json", action="store_true", help="one line of JSON")
+    rm.set_defaults(func=cmd_remember)
+
+    sv = subparsers.add_parser("serve", help="MCP over stdio: kb_route, kb_retrieve, kb_remember, kb_fleet, kb_list")
+    sv.add_argument("paths", nargs="*", metavar="PATH", help="the bases or fleet roots to serve (default: .)")
+    sv.set_defaults(func=cmd_serve)
+
+    ls = subparsers.add_parser("list", help="the notes of a fleet, a base, or a folder inside one")
+    ls.add_argument("path", metavar="PATH", help="a base or fleet root, or a folder or note inside a base")
+    ls.add_argument("--json", action="store_true", help="one line of JSON")
+    ls.set_defaults(func=cmd_list)
+
+
+def _memory(paths):
+    from .memory import Memory
+
+    return Memory(paths)
+
+
+def cmd_fleet(args) -> int:
+    from .roster import render_roster
+    from .serve import fleet_json
+
+    mem = _memory(args.paths)
+    if args.json:
+        print(json.dumps(fleet_json(mem), ensure_ascii=False, sort_keys=True))
+        return 0
+    snap = mem.snapshot()
+    counts = {}
+    for b in mem.bases:
+        recs = snap.records.get(b.name, {}).values()
+        counts[b.name] = (sum(1 for r in recs if r.is_entry), sum(1 for r in recs if not r.is_entry))
+    print(render_roster(mem.roster, counts))
+    return 0
+
+
+def cmd_boot(args) -> int:
+    from .boot import brief, parse_request
+
+    # Exit 2 from a prompt hook blocks the person's message in some hosts, so a refusal here
+    # is exit 1 (shown, not blocking): the conversation goes on without an identity.
+    try:
+        req = parse_request(sys.stdin.read(), text_only=args.text)
+        mem = _memory([args.path or req.cwd or "."])
+        b = brief(mem, req, session=args.session)
+    except KbError as e:
+        print(f"kb boot: {e}", file=sys.stderr)
+        return 1
+    if b.text:
+        print(b.text)
+    return 0
+
+
+def _note_memory(path: str):
+    """The Memory PATH belongs to, and PATH itself when it is a folder or note inside a base.
+
+    A base or a fleet root is opened whole (None). Anything below a base opens that base, so
+    `kb list demo/zed/knowledge` lists zed's folder rather than mistaking it for a base.
+    """
+    from .fleet import is_base
+
+    p = Path(os.path.abspath(Path(path).expanduser()))
+    if p.is_dir() and (is_base(p) or _has_child_base(p)):
+        return _memory([p]), None
+    if not p.is_dir() and p.suffix.lower() != ".md":
+        raise KbError(f"{path}: neither a directory nor a .md note path")
+    for parent in p.parents:
+        if parent.is_dir() and is_base(parent):
+            return _memory([parent]), str(p)
+    if p.is_dir():
+        return _memory([p]), None  # a plain folder of notes is a base of its own
+    raise KbError(f"{path}: not inside a base (no agent.txt, index.md or map above it)")
+
+
+def _has_child_base(p: Path) -> bool:
+    from .fleet import is_base
+
+    try:
+        return any(c.is_dir() and not c.name.startswith(".") and is_base(c) for c in p.iterdir())
+    except OSError:
+        return False
+
+
+def cmd_remember(args) -> int:
+    from .remember import render
+
+    mem, note = _note_memory(args.path)
+    if args.write and note is None:
+        raise KbError(f"{args.path}: --write needs PATH to be the new note's .md path inside a base")
+    r = mem.remember(args.claim, note, write=args.write, keys=args.key, title=args.title, purpose=args.purpose)
+    if args.json:
+        print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        print(render(r))
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from .serve import serve
+
+    return serve(args.paths or ["."])
+
+
+def cmd_list(args) -> int:
+    from .render import printable
+    from .serve import list_notes
+
+    mem, inside = _note_memory(args.path)
+    listing = list_notes(mem, inside)
+    if args.json:
+        print(json.dumps(listing, ensure_ascii=False, sort_keys=True))
+        return 0
+    for n in listing["notes"]:
+        mark = "entry" if n["entry"] else "no Search for: line"
+        print(f"{printable(n['id'])}  [{n['species']}, {mark}]")
+        if n["title"]:
+            print(f"    {printable(n['title'])}")
+    return 0
