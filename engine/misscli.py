@@ -1,0 +1,137 @@
+"""`kb misses` and `kb check`: the miss path's verbs, mounted by engine/cli.py.
+
+`kb misses PATH` reads kb-misses.txt back, most asked first, beside today's near misses and
+a proposed alias line; it writes nothing. `kb check PATH` lints every base (engine/check.py
+lists the codes) and exits 1 on an error, or on a warning with --strict.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from .errors import KbError
+
+WIDTH = 100  # where the key lists wrap
+
+
+def register(sub) -> None:
+    ms = sub.add_parser(
+        "misses",
+        help="the questions this fleet could not answer, most asked first, with what nearly caught them",
+    )
+    ms.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    ms.add_argument("--near", type=int, default=3, metavar="N", help="files shown beside each question (default 3)")
+    ms.add_argument("--json", action="store_true", help="one line of JSON")
+    ms.set_defaults(func=cmd_misses)
+
+    ck = sub.add_parser("check", help="lint every base: labels, links, aliases; each finding names file and line")
+    ck.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    ck.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
+    ck.add_argument("--json", action="store_true", help="one line of JSON")
+    ck.set_defaults(func=cmd_check)
+
+
+# -- kb misses -----------------------------------------------------------------------
+
+
+def cmd_misses(args) -> int:
+    import sys
+
+    from .memory import Memory
+    from .missreview import review_misses
+
+    if args.near < 0:
+        raise KbError(f"--near {args.near}: give a count of files, 0 or more")
+    mem = Memory(args.paths)
+    try:
+        report = review_misses(mem, near=args.near)
+    except (OSError, UnicodeDecodeError) as e:
+        from .misses import misses_path
+
+        raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
+    for p in report.problems:
+        print(f"kb: {p}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        snap = mem.snapshot()
+        print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
+    return 0
+
+
+def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
+    from .render import printable
+
+    path = printable(str(report.path))
+    if not report.reviews:
+        why = "nothing has been missed yet" if not report.exists else "it holds no entries"
+        return f"misses:   {path}: {why}"
+    q = len(report.reviews)
+    lines = [
+        f"misses:   {path}, {q} question{'s' if q != 1 else ''}, asked {report.total} time{'s' if report.total != 1 else ''}",
+        f"indexed:  {entries} entries across {agents} agents, {aliases} aliases",
+    ]
+    for r in report.reviews:
+        e = r.entry
+        lines += ["", f"  {e.count:>3}  {printable(e.question)}"]
+        now = r.verdict_now + (f" on {printable(r.top_now)}" if r.top_now and r.verdict_now != "nothing" else "")
+        lines.append(f"       first {e.first_seen}, last {e.last_seen}; today: {now}")
+        lines.append(f"       looked like: {printable(e.looked_like) if e.looked_like else '(nothing)'}")
+        if r.near:
+            by_text = any(f.text_rank for f in r.near)
+            lines.append("       nearly caught by " + ("the text of:" if by_text else "the spelling of a key in:"))
+            for f in r.near:
+                rank = f"text #{f.text_rank}  " if f.text_rank else ""
+                lines.append(f"         {rank}{printable(f.id)}")
+                if f.keys:
+                    head = f"keys (line {f.label_line}): " if f.label_line else "keys: "
+                    body = printable(", ".join(f.keys))
+                    wrapped = textwrap.wrap(head + body, WIDTH - 11, break_on_hyphens=False) or [head]
+                    lines += ["           " + w for w in wrapped]
+                else:
+                    lines.append("           no keys: it has no Search for: line")
+        p = r.proposal
+        if p is not None:
+            basis = (
+                f"spelled like a key of {printable(p.file)}" if p.basis == "spelling"
+                else f"the text of {printable(p.file)} holds these words; {printable(p.canonical)} is its first key"
+            )
+            with_it = p.verdict_with_it + (f" on {printable(p.top_with_it)}" if p.top_with_it else "")
+            lines.append(f"       propose: {printable(p.line)}")
+            lines.append(f"                ({basis}; with it: {with_it}, {p.score_with_it:.2f})")
+        for a in r.advice:
+            lines.append(f"       {printable(a)}")
+    lines += ["", "  kb misses writes nothing: add a line to kb-aliases.txt only after reading it, and delete",
+              "  an entry from kb-misses.txt once it is answered."]
+    return "\n".join(lines)
+
+
+# -- kb check ------------------------------------------------------------------------
+
+
+def cmd_check(args) -> int:
+    from .check import check, summary
+    from .fleet import discover
+    from .render import printable
+
+    fleet = discover(args.paths)
+    findings = check(fleet)
+    errors, warnings = summary(findings)
+    if args.json:
+        print(json.dumps({
+            "root": str(fleet.root),
+            "bases": [b.name for b in fleet.bases],
+            "errors": errors,
+            "warnings": warnings,
+            "findings": [f.to_json() for f in findings],
+        }, ensure_ascii=False, sort_keys=True))
+    else:
+        for f in findings:
+            print(f"{printable(f.where)}: {f.code} {f.severity}: {printable(f.message)}")
+        n = len(fleet.bases)
+        verdict = "clean" if not findings else (
+            f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+        )
+        print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
+    return 1 if errors or (args.strict and warnings) else 0

@@ -1,0 +1,254 @@
+"""Reading the recall-loss log back against the base as it stands today (`kb misses`).
+
+The log holds what was lost; it cannot hold which files nearly caught a question, because
+that is a fact about today's notes, so it is recomputed here for every entry: the files the
+text scorer ranks for the question (`Memory.ask(q, record_miss=False)` gives them as
+`answer.text`), the keys each of those files declares, and one proposed alias line, proved
+against the keyword scorer before anyone writes it. Nothing is written: not the log, not
+kb-aliases.txt.
+
+The proposal joins the question's words that matched nothing to a key of the nearest file
+that is spelled like them (character trigrams, as the suggester measures, plus the words
+run together, so `roll back` reaches `rollback`). When no key there is spelled near, the
+words the nearest file's text holds are joined to its first key, and the proposal says it
+rests on the text rather than on spelling: meaning is the reader's call, never this module's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .aliases import Alias
+from .gate import verdict_for
+from .misses import MissEntry, load, misses_path
+from .normalize import terms, words
+from .suggest import SUGGEST_MIN_DICE, dice
+
+NEAR_DEFAULT = 3  # files shown beside each question
+MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
+
+
+@dataclass(frozen=True)
+class NearFile:
+    """A file today's index nearly caught the question with."""
+
+    base: str
+    path: str
+    text_rank: int | None  # 1-based rank in the text scorer's list; None when offered by spelling
+    keys: tuple[str, ...]
+    label_line: int | None
+    is_entry: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    line: str  # "roll back = rollback", ready for kb-aliases.txt
+    alias: str
+    canonical: str
+    file: str  # the file whose key the canonical is
+    basis: str  # "spelling" or "text"
+    similarity: float  # the trigram Dice the spelling basis rests on (0 for text)
+    verdict_with_it: str  # what the question would get with the line in force
+    top_with_it: str | None
+    score_with_it: float
+
+
+@dataclass(frozen=True)
+class MissReview:
+    entry: MissEntry
+    verdict_now: str
+    top_now: str | None
+    near: tuple[NearFile, ...]
+    proposal: Proposal | None
+    advice: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        e = self.entry
+        p = self.proposal
+        return {
+            "count": e.count,
+            "first_seen": e.first_seen,
+            "last_seen": e.last_seen,
+            "question": e.question,
+            "looked_like": [w.strip() for w in e.looked_like.split(",") if w.strip()],
+            "now": {"verdict": self.verdict_now, "keyword_top": self.top_now},
+            "near": [
+                {"id": f.id, "base": f.base, "path": f.path, "text_rank": f.text_rank, "keys": list(f.keys),
+                 "label_line": f.label_line, "is_entry": f.is_entry}
+                for f in self.near
+            ],
+            "proposal": None if p is None else {
+                "line": p.line, "alias": p.alias, "canonical": p.canonical, "file": p.file, "basis": p.basis,
+                "similarity": round(p.similarity, 4),
+                "with_it": {"verdict": p.verdict_with_it, "keyword_top": p.top_with_it,
+                            "keyword_score": round(p.score_with_it, 6)},
+            },
+            "advice": list(self.advice),
+        }
+
+
+@dataclass(frozen=True)
+class MissesReport:
+    path: Path
+    exists: bool
+    reviews: tuple[MissReview, ...]
+    problems: tuple[str, ...] = field(default_factory=tuple)  # "path:line: what" per unreadable line
+
+    @property
+    def total(self) -> int:
+        return sum(r.entry.count for r in self.reviews)
+
+    def to_json(self) -> dict:
+        return {
+            "path": str(self.path),
+            "exists": self.exists,
+            "questions": len(self.reviews),
+            "misses": self.total,
+            "entries": [r.to_json() for r in self.reviews],
+            "problems": list(self.problems),
+        }
+
+
+def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None) -> MissesReport:
+    """The log at `path` (default: where this fleet's misses are written), most asked first,
+    each question re-asked of today's index without being recorded. Raises OSError when the
+    log exists and cannot be read."""
+    path = path or misses_path(memory.fleet.root)
+    entries, problems = load(path)
+    reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
+
+
+def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
+    q = entry.question
+    answer = memory.ask(q, record_miss=False, with_passages=False, top=1)
+    snap = memory.snapshot()
+    n = snap.catalogue.n
+    top_now = answer.keyword_top
+
+    files: list[NearFile] = []
+    for rank, hit in enumerate(answer.text[: max(near, 0)], start=1):
+        files.append(_near(snap, hit.base, hit.path, rank))
+    if not files:
+        # Nothing in the prose: the files carrying what the suggester offers are the nearest.
+        offered = set(answer.suggestions)
+        for key, e in snap.catalogue.vocabulary_keys():
+            if " ".join(key.split()) in offered and all(f.id != e.id for f in files) and len(files) < near:
+                files.append(_near(snap, e.base, e.path, None))
+
+    advice: list[str] = []
+    if answer.verdict == "hit":
+        advice.append(f"answered today: hit on {top_now}; this entry has done its job and can be deleted")
+        return MissReview(entry, answer.verdict, top_now, tuple(files), None, tuple(advice))
+    if not files:
+        advice.append(
+            "nothing in the base is near it, by label, by spelling or by text: if this fleet should answer it, "
+            "a note is missing, not an alias"
+        )
+    for f in files:
+        if not f.is_entry:
+            advice.append(f"{f.id} holds these words but has no `Search for:` line, so no question can reach it: "
+                          "give it one (kb check: E02)")
+
+    matched = {t for k in answer.keyword for m in k.matched for t in terms(m)}
+    q_terms = terms(q)
+    proposal = _propose(memory, q, q_terms, matched, files, n)
+    return MissReview(entry, answer.verdict, top_now, tuple(files), proposal, tuple(advice))
+
+
+def _near(snap, base: str, path: str, rank: int | None) -> NearFile:
+    rec = snap.records.get(base, {}).get(path)
+    keys = tuple(rec.keys) if rec and rec.is_entry else ()
+    return NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
+                    bool(rec and rec.is_entry))
+
+
+def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
+    """Contiguous runs of the question's terms that matched nothing, up to MAX_SPAN long:
+    an alias matches only whole, contiguous terms of the question."""
+    out = []
+    for i in range(len(q_terms)):
+        for j in range(i + 1, min(i + MAX_SPAN, len(q_terms)) + 1):
+            span = q_terms[i:j]
+            if any(t in matched for t in span):
+                break
+            out.append(span)
+    return out
+
+
+def _similarity(span: list[str], key_terms: list[str]) -> float:
+    """How alike a run of question words and a key are spelled: the words run together
+    (`roll back` ~ `rollback`), or each question word against its best key word."""
+    joined = dice("".join(span), "".join(key_terms))
+    each = sum(max(dice(s, w) for w in key_terms) for s in span) / len(span)
+    return max(joined, each)
+
+
+def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
+    spans = _spans(q_terms, matched)
+    if not spans:
+        return None
+    best = None  # (similarity, span length, -key order) and the pieces
+    for f in files:
+        if not f.keys:
+            continue
+        for order, key in enumerate(f.keys):
+            kt = terms(key)
+            if not kt:
+                continue
+            for span in spans:
+                if span == kt:
+                    continue  # aliasing a word to itself adds nothing
+                sim = _similarity(span, kt)
+                rank = (sim, len(span), -order)
+                if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
+                    best = (rank, span, key, f)
+        if best is not None:
+            break  # the nearest file with a key spelled like the question wins
+    if best is not None:
+        (sim, _, _), span, key, f = best
+        return _proved(memory, question, " ".join(span), " ".join(words(key)), f, "spelling", sim, n)
+    # No key spelled near: join the words the nearest keyed file's text holds to its first key.
+    for f in files:
+        if not f.keys:
+            continue
+        held = _words_in_text(memory, f, q_terms)
+        run = _longest_run(q_terms, lambda t: t in held and t not in matched)
+        if not run:
+            continue
+        return _proved(memory, question, " ".join(run), " ".join(words(f.keys[0])), f, "text", 0.0, n)
+    return None
+
+
+def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
+    idx = memory.indexes.get(f.base)
+    if idx is None:
+        return set()
+    text = " ".join(hp + " " + body for hp, body, _line in idx.chunks_of(f.path))
+    have = set(terms(text))
+    return {t for t in q_terms if t in have}
+
+
+def _longest_run(q_terms: list[str], ok) -> list[str]:
+    best: list[str] = []
+    run: list[str] = []
+    for t in q_terms:
+        run = run + [t] if ok(t) else []
+        if len(run) > len(best):
+            best = run
+    return best[:MAX_SPAN] if len(best) > MAX_SPAN else best
+
+
+def _proved(memory, question, alias, canonical, f: NearFile, basis, sim, n) -> Proposal:
+    extra = Alias(tuple(terms(alias)), tuple(terms(canonical)), 0)
+    hits = memory.keyword_only(question, extra_aliases=(extra,))
+    score = hits[0].score if hits else 0.0
+    return Proposal(
+        line=f"{alias} = {canonical}", alias=alias, canonical=canonical, file=f.id, basis=basis, similarity=sim,
+        verdict_with_it=verdict_for(score, n), top_with_it=hits[0].id if hits else None, score_with_it=score,
+    )
