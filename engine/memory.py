@@ -35,8 +35,6 @@ from .answer import (
     Timings,
 )
 from .catalogue import Catalogue, Scored, make_entry
-from .classifier import Classifier, choose
-from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
@@ -92,7 +90,7 @@ class Memory:
         self.last_reports: list[IndexReport] = []
         self._pending_reindexed = 0
         self._roster: Roster | None = None
-        self._classifier: Classifier | None = None
+        self._classifier = None  # engine.classifier.Classifier, made on the first question
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -340,6 +338,11 @@ class Memory:
         return self._roster
 
     def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+        # Imported here: subprocess and tempfile cost `kb route` milliseconds it should not pay
+        # on a fleet with no classifier.
+        from .classifier import Classifier, choose
+        from .dossier import build_dossier
+
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
         text = build_dossier(self.roster, question, keyword, fold_choice.totals)
