@@ -106,26 +106,47 @@ def build_minilm(workdir: Path, *, log: Any = print) -> Path:
     return out
 
 
-def time_cell(model_dir: Path, precision: str, k: int, words: int, runs: int, threads: int | None) -> Cell:
-    """The whole leg as the stage runs it: tokenise, 1-then-4 sub-batches, read the logits."""
+@dataclass
+class _Job:
+    label: str
+    stage: Any
+    cands: list[Any]
+    k: int
+    words: int
+    seq: float
+    flops: float
+    walls: list[float]
+
+
+def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None) -> _Job:
     from .stage import Candidate, RerankStage
 
     stage = RerankStage(model_dir, precision, threads)
-    stage.warm()
+    stage.warm()  # the load is not part of the leg
     texts = rows_of(words, k, seed=k * 1000 + words)
     cands = [Candidate(id=f"r{i}", text=t) for i, t in enumerate(texts)]  # no version: never cached
     m = stage.model
     lens = sorted(len(p) for p in m.pairs(m.question_ids(QUESTION), texts))
-    seq = statistics.median(lens)
-    walls = []
-    with tempfile.TemporaryDirectory() as stamp_dir:
+    return _Job(label, stage, cands, k, words, float(statistics.median(lens)), statistics.mean(forward_flops(n) for n in lens), [])
+
+
+def time_jobs(jobs: Sequence[_Job], runs: int) -> None:
+    """The whole leg as the stage runs it (tokenise, 1-then-4 sub-batches, read the logits), timed
+    round-robin: every job runs once per round, so a load spike from elsewhere lands on all alike."""
+    with tempfile.TemporaryDirectory() as tmp:
         for r in range(runs + 1):
-            t = time.perf_counter()
-            stage.rerank(QUESTION, cands, k, [stamp_dir], top_k=k, budget_ms=1e9)
-            if r:  # the first run warms the allocator and caches; discarded
-                walls.append((time.perf_counter() - t) * 1000.0)
-    flops = statistics.mean(forward_flops(n) for n in lens)
-    return Cell(precision, k, words, float(seq), walls, flops)
+            for n, j in enumerate(jobs):
+                stamp_dir = os.path.join(tmp, str(n))  # one store per job: each is stamped by its own model
+                t = time.perf_counter()
+                j.stage.rerank(QUESTION, j.cands, j.k, [stamp_dir], top_k=j.k, budget_ms=1e9)
+                if r:  # the first round warms allocators and caches; discarded
+                    j.walls.append((time.perf_counter() - t) * 1000.0)
+
+
+def time_cell(model_dir: Path, precision: str, k: int, words: int, runs: int, threads: int | None) -> Cell:
+    j = _job(precision, model_dir, precision, k, words, threads)
+    time_jobs([j], runs)
+    return Cell(precision, k, words, j.seq, j.walls, j.flops)
 
 
 def parity(model_dir: Path, n: int = 256, threads: int | None = None) -> dict[str, Any]:
@@ -186,17 +207,22 @@ def fused_graph_dir(workdir: Path) -> Path:
 
 def levers(workdir: Path, model_dir: Path, runs: int, say: Any) -> None:
     """K=32 at 30-word rows with one lever moved at a time, so each lever's share is visible."""
-    say("levers, K=32 at ~30-word rows, one moved at a time (wall median / p95 ms):")
-    for label, d, prec, th in (
-        ("fp32 offline-fused graph (--fuse), default threads", fused_graph_dir(workdir), "fp32", None),
-        ("int8 offline-fused graph (--fuse), default threads", fused_graph_dir(workdir), "int8", None),
-        ("fp32 plain graph, 1 thread", model_dir, "fp32", 1),
-        ("fp32 plain graph, 2 threads", model_dir, "fp32", 2),
-        ("int8 plain graph, 1 thread", model_dir, "int8", 1),
-        ("int8 plain graph, 2 threads", model_dir, "int8", 2),
-    ):
-        c = time_cell(d, prec, 32, 30, runs, th)
-        say(f"  {label:<48} {c.median:7.1f} / {c.p95:7.1f}")
+    fused = fused_graph_dir(workdir)
+    jobs = [
+        _job(label, d, prec, 32, 30, th)
+        for label, d, prec, th in (
+            ("fp32 offline-fused graph (--fuse), default threads", fused, "fp32", None),
+            ("int8 offline-fused graph (--fuse), default threads", fused, "int8", None),
+            ("fp32 plain graph, 1 thread", model_dir, "fp32", 1),
+            ("fp32 plain graph, 2 threads", model_dir, "fp32", 2),
+            ("int8 plain graph, 1 thread", model_dir, "int8", 1),
+            ("int8 plain graph, 2 threads", model_dir, "int8", 2),
+        )
+    ]
+    time_jobs(jobs, runs)
+    say("levers, K=32 at ~30-word rows, one moved at a time, interleaved (wall median / p95 ms):")
+    for j in jobs:
+        say(f"  {j.label:<52} {statistics.median(j.walls):7.1f} / {_p95(j.walls):7.1f}")
 
 
 def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = None, precisions: Sequence[str] = ("fp32", "int8"),
@@ -212,24 +238,23 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
 
     say(f"kb rerank bench: MiniLM-L6 geometry {MINILM_L6}, generated weights")
     say(f"host: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}, onnxruntime {ort.__version__}, "
-        f"threads {'onnxruntime default' if not threads else threads}, {runs} timed runs per cell after one discarded")
+        f"threads {'onnxruntime default' if not threads else threads}, {runs} timed rounds after one discarded, cells interleaved")
     model_dir = build_minilm(workdir, log=say)
     gflops = matmul_gflops()
     say(f"numpy float32 matmul: {gflops:.1f} GFLOP/s (1024x1024, median)")
     say("")
     say(f"{'prec':5} {'K':>3} {'words':>5} {'tok/pair':>8} {'GFLOP/pair':>10} {'ms/pair med':>11} {'p95':>7} "
         f"{'wall med':>9} {'p95':>8} {'eff GFLOP/s':>11} {'of numpy':>8}  fits 300ms")
-    cells = []
-    for prec in precisions:
-        for w in words:
-            for k in ks:
-                c = time_cell(model_dir, prec, k, w, runs, threads)
-                cells.append(c)
-                per_pair = c.median / k
-                eff = c.flops_per_pair / (per_pair / 1000.0) / 1e9
-                say(f"{prec:5} {k:>3} {w:>5} {c.tokens_per_pair:>8.0f} {c.flops_per_pair / 1e9:>10.3f} {per_pair:>11.2f} "
-                    f"{c.p95 / k:>7.2f} {c.median:>9.1f} {c.p95:>8.1f} {eff:>11.1f} {eff / gflops:>8.0%}  "
-                    f"{'yes' if c.p95 <= 300 else 'no'}")
+    jobs = [_job(prec, model_dir, prec, k, w, threads) for prec in precisions for w in words for k in ks]
+    time_jobs(jobs, runs)
+    cells = [Cell(j.label, j.k, j.words, j.seq, j.walls, j.flops) for j in jobs]
+    for c in cells:
+        k = c.k
+        per_pair = c.median / k
+        eff = c.flops_per_pair / (per_pair / 1000.0) / 1e9
+        say(f"{c.precision:5} {k:>3} {c.words:>5} {c.tokens_per_pair:>8.0f} {c.flops_per_pair / 1e9:>10.3f} {per_pair:>11.2f} "
+            f"{c.p95 / k:>7.2f} {c.median:>9.1f} {c.p95:>8.1f} {eff:>11.1f} {eff / gflops:>8.0%}  "
+            f"{'yes' if c.p95 <= 300 else 'no'}")
     say("")
     par = parity(model_dir, threads=threads)
     say(f"fp32 vs int8 order over {par['rows']} rows of ~30 words: top-32 overlap {par['top32_overlap']}/32, "
@@ -241,7 +266,7 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
     if with_levers:
         say("")
         levers(workdir, model_dir, runs, say)
-    say(f"numpy float32 matmul again: {matmul_gflops():.1f} GFLOP/s")
+    say(f"numpy float32 matmul again: {matmul_gflops():.1f} GFLOP/s; load average now {os.getloadavg()[0]:.2f}")
     return {
         "gflops": gflops,
         "cells": [dict(c.__dict__, median=c.median, p95=c.p95) for c in cells],
