@@ -13,7 +13,15 @@ from textual.widgets import DataTable, Footer, Static
 from .clean import one_line
 from .messages import CheckFinished
 
+# Severity is a word as well as a colour, so it survives NO_COLOR.
 SEVERITY_STYLE = {"error": "bold reverse red", "warning": "bold yellow", "info": "dim"}
+
+
+def _where(f) -> str:
+    """base/path:line, relative to the fleet (the absolute `file` is for editors)."""
+    base, path, line = getattr(f, "base", ""), getattr(f, "path", ""), getattr(f, "line", 0)
+    where = f"{base}/{path}" if base else str(path)
+    return f"{where}:{line}" if line else where
 
 
 def run_check(memory) -> list:
@@ -70,10 +78,7 @@ class CheckScreen(Screen):
         for i, f in enumerate(self.findings):
             sev = str(getattr(f, "severity", "info"))
             counts[sev] = counts.get(sev, 0) + 1
-            where = one_line(str(getattr(f, "file", "")))
-            line = getattr(f, "line", None)
-            if line:
-                where += f":{line}"
+            where = one_line(_where(f))
             table.add_row(
                 Text(one_line(str(getattr(f, "code", ""))), style="bold"),
                 Text(sev, style=SEVERITY_STYLE.get(sev, "")),
@@ -91,8 +96,10 @@ class CheckScreen(Screen):
         f = self.findings[i]
         t = Text()
         t.append(f"{one_line(str(getattr(f, 'code', '')))} ", style="bold")
+        t.append(f"{one_line(_where(f))}\n", style="bold")
         t.append(one_line(str(getattr(f, "message", ""))))
-        t.append("\nEnter opens the file at the line", style="dim")
+        if getattr(f, "base", ""):
+            t.append("\nEnter opens the note at the line", style="dim")
         return t
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -103,9 +110,7 @@ class CheckScreen(Screen):
         if event.row_key is None or not self.findings:
             return
         f = self.findings[int(event.row_key.value)]
-        file = str(getattr(f, "file", ""))
-        if "/" not in file:
-            self.notify(f"{file}: not a note in a base", timeout=3)
+        if not getattr(f, "base", "") or not str(f.path).endswith(".md"):
+            self.notify(f"{_where(f)}: not a note the reader can open", timeout=3)
             return
-        base, path = file.split("/", 1)
-        self.app.open_reader(base, path, None, line=int(getattr(f, "line", 0) or 0))
+        self.app.open_reader(f.base, f.path, None, line=int(f.line or 0))

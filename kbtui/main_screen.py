@@ -64,7 +64,9 @@ class MainScreen(Screen):
         app = self.app
         yield QuestionInput(app.history, id="question", placeholder="ask the fleet a question…")
         yield VerdictBar(id="verdict")
-        yield Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in PANES), id="pane-tabs")
+        tabs = Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in PANES), id="pane-tabs")
+        tabs.can_focus = False  # switched by F6, the palette or a click; Tab goes to the panes
+        yield tabs
         with Container(id="panes"):
             # DOM order is the grid order on wide terminals: keywords beside the reading list,
             # then the agents beside the gate (the gate's sentences get the wider column).
@@ -131,6 +133,10 @@ class MainScreen(Screen):
     def _submitted(self, event: Input.Submitted) -> None:
         self.app.history.add(event.value)
         self.request(event.value, submitted=True)
+        # Type, Enter, arrows, Enter: the reading list is where the next key belongs.
+        if event.value.strip():
+            self.show_pane("reading") if self._tabbed() else None
+            self.query_one("#reading-list").focus()
 
     def request(self, question: str, *, submitted: bool) -> None:
         """Ask `question` as soon as the running ask (if any) returns."""

@@ -1,5 +1,6 @@
-"""The misses screen: kb-misses.txt read back, most asked first. Enter asks a question
-again, to see whether a new alias or key line has fixed it."""
+"""The misses screen: kb-misses.txt read back, most asked first, each question re-asked of
+today's index (engine/missreview: what it gets now, the files it nearly reached, an alias
+line proved before anyone writes it). Enter asks a question again on the main screen."""
 
 from __future__ import annotations
 
@@ -14,6 +15,18 @@ from engine.misses import misses_path, read_log
 
 from .clean import one_line
 from .messages import MissesLoaded
+
+
+class _Plain:
+    """A log entry with no review: the shape the screen reads, with nothing re-asked."""
+
+    def __init__(self, entry) -> None:
+        self.entry = entry
+        self.verdict_now = None
+        self.top_now = None
+        self.near = ()
+        self.proposal = None
+        self.advice = ()
 
 
 class MissesScreen(Screen):
@@ -45,7 +58,12 @@ class MissesScreen(Screen):
     def _load(self) -> None:
         path = misses_path(self.app.memory.fleet.root)
         try:
-            entries = read_log(path)
+            try:
+                from engine.missreview import review_misses
+            except ImportError:  # an engine without the review: the log alone
+                entries = [_Plain(e) for e in read_log(path)]
+            else:
+                entries = list(review_misses(self.app.memory).reviews)
         except OSError as e:
             self.post_message(MissesLoaded(str(path), [], f"cannot read {path.name}: {e.strerror or e}"))
             return
@@ -54,13 +72,14 @@ class MissesScreen(Screen):
     def on_misses_loaded(self, message: MissesLoaded) -> None:
         self.entries = message.entries
         title = Text(" Misses ", style="bold reverse")
-        total = sum(e.count for e in message.entries)
+        total = sum(r.entry.count for r in message.entries)
         title.append(f"  {len(message.entries)} questions, asked {total} times", style="bold")
         title.append("  kb-misses.txt, most asked first; private, git-ignored", style="dim")
         self.query_one("#misses-title", Static).update(title)
         table = self.query_one(DataTable)
         table.clear()
-        for i, e in enumerate(message.entries):
+        for i, review in enumerate(message.entries):
+            e = review.entry
             table.add_row(
                 Text(str(e.count), style="bold", justify="right"), Text(e.first_seen), Text(e.last_seen),
                 Text(one_line(e.question), overflow="ellipsis", no_wrap=True), key=str(i),
@@ -75,12 +94,32 @@ class MissesScreen(Screen):
             detail.update(self._detail(0))
 
     def _detail(self, i: int) -> Text:
-        e = self.entries[i]
+        review = self.entries[i]
+        e = review.entry
         t = Text()
         t.append(one_line(e.question) + "\n", style="bold")
-        t.append("looked like: ", style="dim")
-        t.append(one_line(e.looked_like) or "(nothing the base holds is spelled like it)")
-        t.append("\nEnter asks it again", style="dim")
+        t.append("looked like  ", style="dim")
+        t.append((one_line(e.looked_like) or "(nothing the base holds is spelled like it)") + "\n")
+        if review.verdict_now is not None:
+            t.append("today        ", style="dim")
+            t.append(review.verdict_now.upper(), style="bold")
+            if review.top_now:
+                t.append(f" on {one_line(review.top_now)}")
+            t.append("\n")
+        if review.near:
+            t.append("nearly       ", style="dim")
+            t.append(", ".join(one_line(f.id) for f in review.near[:3]) + "\n")
+        p = review.proposal
+        if p is not None:
+            t.append("alias line   ", style="dim")
+            t.append(one_line(p.line), style="bold")
+            t.append(f"  would make it {p.verdict_with_it.upper()}", style="")
+            if p.top_with_it:
+                t.append(f" on {one_line(p.top_with_it)} ({p.score_with_it:.2f})")
+            t.append("\n")
+        for a in review.advice[:2]:
+            t.append(one_line(a) + "\n", style="italic dim")
+        t.append("Enter asks it again (without counting it)", style="dim")
         return t
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -89,4 +128,4 @@ class MissesScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is not None and self.entries:
-            self.app.ask(self.entries[int(event.row_key.value)].question)
+            self.app.ask(self.entries[int(event.row_key.value)].entry.question)

@@ -71,8 +71,8 @@ class RosterScreen(Screen):
         yield Static(Text(" Roster ", style="bold reverse"), id="roster-title", classes="screen-title")
         table = DataTable(id="roster-table", cursor_type="row")
         table.add_column("agent", key="agent")
-        table.add_column("role", key="role")
         table.add_column("entries", key="entries", width=7)
+        table.add_column("role", key="role")
         yield table
         yield Static(id="roster-detail", classes="detail")
         yield Footer(compact=True)
@@ -100,8 +100,8 @@ class RosterScreen(Screen):
         for row in message.rows:
             self.rows[row.key] = row
             table.add_row(
-                Text(one_line(row.name), style="bold"), Text(one_line(row.role), overflow="ellipsis", no_wrap=True),
-                Text(str(row.entries), justify="right"), key=row.key,
+                Text(one_line(row.name), style="bold"), Text(str(row.entries), justify="right"),
+                Text(one_line(row.role), overflow="ellipsis", no_wrap=True), key=row.key,
             )
         if message.rows:
             self.query_one("#roster-detail", Static).update(agent_text(message.rows[0]))
