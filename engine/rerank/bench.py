@@ -118,10 +118,10 @@ class _Job:
     walls: list[float]
 
 
-def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None) -> _Job:
+def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None, spin: bool = False) -> _Job:
     from .stage import Candidate, RerankStage
 
-    stage = RerankStage(model_dir, precision, threads)
+    stage = RerankStage(model_dir, precision, threads, spin=spin)
     stage.warm()  # the load is not part of the leg
     texts = rows_of(words, k, seed=k * 1000 + words)
     cands = [Candidate(id=f"r{i}", text=t) for i, t in enumerate(texts)]  # no version: never cached
@@ -209,14 +209,16 @@ def levers(workdir: Path, model_dir: Path, runs: int, say: Any) -> None:
     """K=32 at 30-word rows with one lever moved at a time, so each lever's share is visible."""
     fused = fused_graph_dir(workdir)
     jobs = [
-        _job(label, d, prec, 32, 30, th)
-        for label, d, prec, th in (
-            ("fp32 offline-fused graph (--fuse), default threads", fused, "fp32", None),
-            ("int8 offline-fused graph (--fuse), default threads", fused, "int8", None),
-            ("fp32 plain graph, 1 thread", model_dir, "fp32", 1),
-            ("fp32 plain graph, 2 threads", model_dir, "fp32", 2),
-            ("int8 plain graph, 1 thread", model_dir, "int8", 1),
-            ("int8 plain graph, 2 threads", model_dir, "int8", 2),
+        _job(label, d, prec, 32, 30, th, spin)
+        for label, d, prec, th, spin in (
+            ("fp32 offline-fused graph (--fuse), 2 threads", fused, "fp32", 2, False),
+            ("int8 offline-fused graph (--fuse), 2 threads", fused, "int8", 2, False),
+            ("fp32 plain graph, 1 thread", model_dir, "fp32", 1, False),
+            ("fp32 plain graph, 2 threads", model_dir, "fp32", 2, False),
+            ("fp32 plain graph, 2 threads, spinning", model_dir, "fp32", 2, True),
+            ("int8 plain graph, 1 thread", model_dir, "int8", 1, False),
+            ("int8 plain graph, 2 threads", model_dir, "int8", 2, False),
+            ("int8 plain graph, 2 threads, spinning", model_dir, "int8", 2, True),
         )
     ]
     time_jobs(jobs, runs)

@@ -149,8 +149,10 @@ def forget_slow_host() -> None:
 class RerankStage:
     """One loaded cross-encoder with its score cache; shared per process via `get_stage`."""
 
-    def __init__(self, model_dir: str | os.PathLike[str], precision: str = "fp32", threads: int | None = None) -> None:
-        self.model = CrossEncoder(model_dir, precision, threads)
+    def __init__(
+        self, model_dir: str | os.PathLike[str], precision: str = "fp32", threads: int | None = None, *, spin: bool = False
+    ) -> None:
+        self.model = CrossEncoder(model_dir, precision, threads, spin=spin)
         self.cache = _LRU(CACHE_ENTRIES)
 
     def warm(self) -> dict[str, Any]:
