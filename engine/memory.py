@@ -322,6 +322,12 @@ class Memory:
 
         return rerank_answer(self, answer, request, top=top, with_passages=with_passages, **ask_options)
 
+    def warm_rerank(self, request: object = True) -> dict:
+        """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
+        from .rerank.reading import warm_for
+
+        return warm_for(self, request)
+
     def route(self, question: str, **kw) -> Answer:
         """The owner and the verdict (the whole answer; callers read `agent` and `verdict`)."""
         return self.ask(question, **kw)

@@ -115,3 +115,12 @@ def test_budget_refusal_through_memory_carries_the_painted_page(fleet, monkeypat
     with pytest.raises(RerankBudgetExceeded) as e:
         mem.rerank(painted, RerankRequest(model=model), top=3)
     assert e.value.candidates == painted.results and e.value.pairs_scored == 1 and e.value.budget_ms == 0.001
+
+
+def test_warm_rerank_pays_the_load_up_front(fleet):
+    demo, model = fleet
+    mem = Memory(demo)
+    w = mem.warm_rerank(RerankRequest(model=model, precision="fp32"))
+    assert w["model"] == "kb-test/tiny-cross-encoder" and w["dir"] == str(model)
+    rr = mem.ask(QUESTIONS[0], top=3, record_miss=False, rerank=RerankRequest(model=model))
+    assert "load_ms" not in rr.stages["rerank"]  # already paid, and never charged to the budget

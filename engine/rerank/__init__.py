@@ -4,6 +4,7 @@ This package imports nothing heavy at import time; onnxruntime, tokenizers, onnx
 load inside the functions that need them, so `import engine` stays fast.
 """
 
+# These modules import nothing heavy at import time (a test pins it).
 from .errors import (
     RerankBudgetExceeded,
     RerankCallerError,
@@ -11,6 +12,7 @@ from .errors import (
     RerankStampMismatch,
     RerankUnavailable,
 )
+from .reading import RerankRequest
 from .rule import (
     RERANK_DEFAULT_BUDGET_MS,
     RERANK_DEFAULT_ON,
@@ -21,6 +23,7 @@ from .rule import (
     RerankParams,
     default_rerank_params,
 )
+from .stage import RerankOutcome, rerank_results, restamp, warm
 
 __all__ = [
     "RERANK_DEFAULT_BUDGET_MS",
@@ -32,8 +35,13 @@ __all__ = [
     "RerankBudgetExceeded",
     "RerankCallerError",
     "RerankError",
+    "RerankOutcome",
     "RerankParams",
+    "RerankRequest",
     "RerankStampMismatch",
     "RerankUnavailable",
     "default_rerank_params",
+    "rerank_results",
+    "restamp",
+    "warm",
 ]

@@ -18,7 +18,7 @@ from typing import Any
 from .errors import RerankBudgetExceeded, RerankCallerError
 from .model import PRECISIONS
 from .rule import RERANK_DEFAULT_TOPK_CEILING, default_rerank_params
-from .stage import rerank_results, resolve_model_dir
+from .stage import rerank_results, resolve_model_dir, warm
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,9 @@ def rerank_answer(
         # The stage needed the text; the caller asked without it: hand the page back in its shape.
         results = tuple(dataclasses.replace(r, passages=()) for r in results)
     return dataclasses.replace(answer, results=results, stages={**answer.stages, "rerank": outcome.stamp})
+
+
+def warm_for(memory: Any, request: Any = True) -> dict[str, Any]:
+    """Pay the cross-encoder's one-time load for this fleet up front (a reading room at start-up)."""
+    req = RerankRequest.of(request) or RerankRequest()
+    return warm(model_dir_for(memory.settings, memory.fleet.root, req), req.precision)
