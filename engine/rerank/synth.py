@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..atomic import write_atomic
 from .safetensors import write_safetensors
 
 # The public ms-marco-MiniLM-L-6-v2 geometry: what the benchmark must be measured at.
@@ -129,9 +130,9 @@ def write_checkpoint(dst: str | Path, geo: dict[str, Any], tokenizer: Any, *, se
         "label2id": {"LABEL_0": 0},
         **geo,
     }
-    (dst / "config.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    write_atomic(dst / "config.json", json.dumps(cfg, indent=2) + "\n")
     write_safetensors(dst / "model.safetensors", bert_weights(geo, seed=seed))
-    tokenizer.save(str(dst / "tokenizer.json"))
+    write_atomic(dst / "tokenizer.json", tokenizer.to_str())
     return dst
 
 
