@@ -1,0 +1,153 @@
+"""kb misses: the log read back against today's index, and it writes nothing."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_kb
+
+from engine import Memory
+from engine.misses import HEADER, load
+from engine.missreview import review_misses
+
+ROLL = "how do I roll back"
+DECISIONI = "come funziona il registro delle decisioni"
+CANARY = "what about the canary rollout percentage"
+NOWHERE = "xyzzy qwfp"
+DEPLOY = "zed/knowledge/deploy-checklist.md"
+
+
+def _miss(demo, question, times=1):
+    for _ in range(times):
+        r = run_kb("route", question, str(demo))
+        assert r.returncode == 0, r.stderr
+
+
+def _snapshot_of(demo):
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in demo.rglob("*") if p.is_file() and ".kb" not in p.parts}
+
+
+def test_most_asked_first_with_the_near_files_their_keys_and_a_proved_alias_line(demo):
+    _miss(demo, DECISIONI)
+    _miss(demo, ROLL, times=3)
+    _miss(demo, NOWHERE, times=2)
+    r = run_kb("misses", str(demo))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.splitlines()[0] == f"misses:   {demo / 'kb-misses.txt'}, 3 questions, asked 6 times"
+    assert out.index(f"    3  {ROLL}") < out.index(f"    2  {NOWHERE}") < out.index(f"    1  {DECISIONI}")
+
+    roll = out[out.index(f"    3  {ROLL}"):out.index(f"    2  {NOWHERE}")]
+    assert "today: nothing" in roll
+    assert "looked like: backup do banco, database backup, parar o scroll, stop the scroll" in roll
+    assert f"text #1  {DEPLOY}" in roll
+    assert "keys (line 3): deploy, producao, production, rollback, release," in roll
+    assert "propose: roll back = rollback" in roll
+    assert f"(spelled like a key of {DEPLOY}; with it: hit on {DEPLOY}, 11.23)" in roll
+
+    dec = out[out.index(f"    1  {DECISIONI}"):]
+    assert "nearly caught by the spelling of a key in:" in dec and "zed/index.md" in dec
+    assert "propose: decisioni = technical decision" in dec and "with it: hit on zed/index.md" in dec
+
+    nowhere = out[out.index(f"    2  {NOWHERE}"):out.index(f"    1  {DECISIONI}")]
+    assert "looked like: (nothing)" in nowhere and "propose:" not in nowhere
+    assert "a note is missing, not an alias" in nowhere
+
+
+def test_the_proposed_line_does_what_it_says_when_written(demo):
+    _miss(demo, ROLL)
+    report = review_misses(Memory(demo))
+    (rev,) = report.reviews
+    p = rev.proposal
+    assert (p.line, p.basis, p.verdict_with_it, p.top_with_it) == ("roll back = rollback", "spelling", "hit", DEPLOY)
+    (demo / "kb-aliases.txt").write_text(p.line + "\n")
+    a = json.loads(run_kb("route", ROLL, str(demo), "--json").stdout)
+    assert (a["verdict"], a["keyword_top"]) == (p.verdict_with_it, p.top_with_it)
+    assert round(a["confidence"]["keyword_score"], 2) == round(p.score_with_it, 2)
+    # and kb misses now says the entry has done its job
+    again = run_kb("misses", str(demo)).stdout
+    assert f"today: hit on {DEPLOY}" in again and "can be deleted" in again and "propose:" not in again
+
+
+def test_it_writes_nothing(demo):
+    _miss(demo, ROLL, times=2)
+    _miss(demo, CANARY)
+    Memory(demo).refresh()
+    before = _snapshot_of(demo)
+    for args in ((), ("--json",), ("--near", "0")):
+        assert run_kb("misses", str(demo), *args).returncode == 0
+    assert _snapshot_of(demo) == before
+    assert not (demo / "kb-aliases.txt").exists()
+    assert [(e.question, e.count) for e in load(demo / "kb-misses.txt")[0]] == [(ROLL, 2), (CANARY, 1)]
+
+
+def test_json_carries_every_entry_with_its_near_files_and_proposal(demo):
+    _miss(demo, CANARY)
+    _miss(demo, ROLL, times=2)
+    j = json.loads(run_kb("misses", str(demo), "--json", "--near", "2").stdout)
+    assert (j["path"], j["exists"], j["questions"], j["misses"], j["problems"]) == (
+        str(demo / "kb-misses.txt"), True, 2, 3, [],
+    )
+    first, second = j["entries"]
+    assert (first["question"], first["count"]) == (ROLL, 2) and second["question"] == CANARY
+    assert first["now"] == {"verdict": "nothing", "keyword_top": None}
+    assert len(first["near"]) == 2 and first["near"][0]["id"] == DEPLOY and first["near"][0]["text_rank"] == 1
+    assert "rollback" in first["near"][0]["keys"] and first["near"][0]["label_line"] == 3
+    assert first["proposal"]["line"] == "roll back = rollback"
+    assert first["proposal"]["with_it"]["verdict"] == "hit"
+    # the text scorer found the canary question in the checklist's prose; the label says `canary release`
+    assert second["near"][0]["id"] == DEPLOY
+    assert second["proposal"]["line"] == "canary = canary release"
+    assert second["proposal"]["with_it"] == {"verdict": "hit", "keyword_top": DEPLOY,
+                                             "keyword_score": second["proposal"]["with_it"]["keyword_score"]}
+
+
+def test_an_unlabelled_note_the_text_found_is_named_as_the_fix(demo):
+    (demo / "zed" / "knowledge" / "on-call.md").write_text(
+        "# Pager duty\n\nWho carries the pager overnight, and how escalation works.\n"
+    )
+    _miss(demo, "who carries the pager overnight")
+    (rev,) = review_misses(Memory(demo)).reviews
+    near = {f.id: f for f in rev.near}
+    assert "zed/knowledge/on-call.md" in near and not near["zed/knowledge/on-call.md"].is_entry
+    assert any("zed/knowledge/on-call.md" in a and "no `Search for:` line" in a for a in rev.advice)
+
+
+def test_no_log_yet_is_not_an_error(demo):
+    r = run_kb("misses", str(demo))
+    assert r.returncode == 0
+    assert r.stdout == f"misses:   {demo / 'kb-misses.txt'}: nothing has been missed yet\n"
+    j = json.loads(run_kb("misses", str(demo), "--json").stdout)
+    assert j["exists"] is False and j["entries"] == []
+
+
+def test_it_reads_where_kb_misses_path_points(demo, tmp_path):
+    log = tmp_path / "elsewhere.txt"
+    env = {"KB_MISSES_PATH": str(log)}
+    assert run_kb("route", ROLL, str(demo), env=env).returncode == 0
+    j = json.loads(run_kb("misses", str(demo), "--json", env=env).stdout)
+    assert j["path"] == str(log) and j["entries"][0]["question"] == ROLL
+    assert json.loads(run_kb("misses", str(demo), "--json").stdout)["exists"] is False
+
+
+def test_a_damaged_line_is_one_line_on_stderr_and_the_rest_is_read(demo):
+    (demo / "kb-misses.txt").write_text(HEADER + f"2\t2026-09-01\t2026-09-02\t{ROLL}\nnonsense here\n")
+    r = run_kb("misses", str(demo))
+    assert r.returncode == 0
+    assert r.stderr == (
+        f"kb: {demo / 'kb-misses.txt'}:5: not a miss (count, first seen, last seen, question): nonsense here\n"
+    )
+    assert f"    2  {ROLL}" in r.stdout
+
+
+def test_an_unreadable_log_is_one_line(demo):
+    (demo / "kb-misses.txt").mkdir()
+    r = run_kb("misses", str(demo))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"kb: {demo / 'kb-misses.txt'}: cannot read (") and r.stderr.count("\n") == 1
+
+
+def test_a_terminal_escape_in_a_hand_edited_log_is_made_harmless(demo):
+    (demo / "kb-misses.txt").write_text(f"1\t2026-09-01\t2026-09-01\troll \x1b[2J back\n")
+    out = run_kb("misses", str(demo)).stdout
+    assert "\x1b" not in out and "roll \\x1b[2J back" in out
