@@ -48,6 +48,10 @@ def test_import_route_restamp(work, capsys):
     assert rr["stages"]["rerank"]["model"] == "kb-test/a" and all("rerank_score" in r for r in rr["results"])
     assert "stages" not in plain or "rerank" not in plain["stages"]
 
+    assert main(["route", Q, str(work / "demo"), "--top", "3", "--rerank", "--rerank-model", str(work / "a")]) == 0
+    text = capsys.readouterr().out
+    assert "rerank" in text and "kb-test/a fp32: top" in text and "cached" in text
+
     # Another model on a stamped fleet: one line naming the stamp and the cure, non-zero exit.
     code = main(["route", Q, str(work / "demo"), "--rerank", "--rerank-model", str(work / "b")])
     err = capsys.readouterr().err
