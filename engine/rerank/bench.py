@@ -257,6 +257,8 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
         say(f"{c.precision:5} {k:>3} {c.words:>5} {c.tokens_per_pair:>8.0f} {c.flops_per_pair / 1e9:>10.3f} {per_pair:>11.2f} "
             f"{c.p95 / k:>7.2f} {c.median:>9.1f} {c.p95:>8.1f} {eff:>11.1f} {eff / gflops:>8.0%}  "
             f"{'yes' if c.p95 <= 300 else 'no'}")
+    say("eff GFLOP/s = forward FLOPs per pair / per-pair wall. Over 100% of numpy means onnxruntime's own GEMM beats")
+    say("numpy's BLAS on this CPU; int8 counts the same multiply-adds done at 8 bits (VNNI does more per cycle).")
     say("")
     par = parity(model_dir, threads=threads)
     say(f"fp32 vs int8 order over {par['rows']} rows of ~30 words: top-32 overlap {par['top32_overlap']}/32, "
