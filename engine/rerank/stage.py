@@ -315,7 +315,7 @@ class RerankStage:
         if info is not None and not was_loaded:
             stamp["load_ms"] = round(info.load_ms, 1)  # paid by this call, outside the budget
         # One line for text surfaces (engine/render.py prints a stage's "summary").
-        stamp["summary"] = (
+        stamp["summary"] = "no rows to re-score" if not k else (
             f"{stamp['model']} {stamp['precision']}: top {k} re-scored in {stamp['ms']:.0f} ms of {params.budget_ms:.0f} "
             f"({scored} scored at {stamp['per_pair_ms']:.1f} ms/pair, {hits} cached"
             + (f", {len(unscorable)} without text" if unscorable else "") + ")"
