@@ -126,7 +126,8 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
     q = entry.question
-    answer = memory.ask(q, record_miss=False, with_passages=False, top=1)
+    # No classifier: which file nearly caught it is retrieval; a model call per entry would cost seconds.
+    answer = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
     snap = memory.snapshot()
     n = snap.catalogue.n
     top_now = answer.keyword_top

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from conftest import run_kb
 
@@ -151,3 +152,18 @@ def test_a_terminal_escape_in_a_hand_edited_log_is_made_harmless(demo):
     (demo / "kb-misses.txt").write_text(f"1\t2026-09-01\t2026-09-01\troll \x1b[2J back\n")
     out = run_kb("misses", str(demo)).stdout
     assert "\x1b" not in out and "roll \\x1b[2J back" in out
+
+
+def test_kb_misses_never_calls_the_classifier(demo, tmp_path):
+    # Which file nearly caught a question is retrieval; a model call per entry would cost seconds.
+    marker = tmp_path / "classifier-ran"
+    script = tmp_path / "classifier.py"
+    script.write_text(f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
+    with open(demo / "fleet.txt", "a") as f:
+        f.write(f"classifier = {sys.executable} {script}\n")
+    _miss(demo, ROLL)
+    assert marker.exists()  # the premise: the classifier is configured and route does call it
+    marker.unlink()
+    r = run_kb("misses", str(demo))
+    assert r.returncode == 0 and "propose: roll back = rollback" in r.stdout
+    assert not marker.exists()
