@@ -8,8 +8,8 @@ from .normalize import fold
 
 EXCERPT_CHARS = 160
 _WS = re.compile(r"\s+")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_WIKI = re.compile(r"\[\[([^\]|]*\|)?([^\]]*)\]\]")
+_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")  # no `[`/`(` inside: linear on hostile text
+_WIKI = re.compile(r"\[\[([^\[\]|]*\|)?([^\[\]]*)\]\]")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 
 

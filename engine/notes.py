@@ -15,28 +15,37 @@ from pathlib import PurePosixPath
 
 from .normalize import terms
 
+# No two unbounded runs of one class sit side by side in these patterns (`\s*\s*`, `[^\]]*`
+# starting at every `[`): a hostile line of a megabyte must cost linear time, not hours.
 _LABEL = re.compile(
-    r"^\s*(?:[-*]\s+)?(?:\*\*|__)?\s*(search\s+for|buscar\s+por)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(.*)$",
+    r"^\s*(?:[-*]\s+)?(?:(?:\*\*|__)\s*)?(search\s+for|buscar\s+por)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(.*)$",
     re.IGNORECASE,
 )
 _PURPOSE = re.compile(
-    r"^\s*(?:[-*]\s+)?(?:\*\*|__)?\s*(exists\s+to|existe\s+para)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(.*)$",
+    r"^\s*(?:[-*]\s+)?(?:(?:\*\*|__)\s*)?(exists\s+to|existe\s+para)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(.*)$",
     re.IGNORECASE,
 )
 _DATE = re.compile(
-    r"^\s*(?:\*\*|__)?\s*(date|updated|data|atualizado)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)",
+    r"^\s*(?:(?:\*\*|__)\s*)?(date|updated|data|atualizado)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)",
     re.IGNORECASE,
 )
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# The closing `#`s are stripped in code (`heading_text`): a lazy `(.*?)\s*#*\s*$` retries the
+# whole tail at every character and takes hours on a long line of spaces.
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # Markdown links to other notes: [text](relative/path.md#anchor) and [[wiki link]].
-_MD_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_WIKI_LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_MD_LINK = re.compile(r"\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_WIKI_LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 
 SKILL_DIRS = frozenset({"skills", "protocols", "templates"})
 TOOL_DIRS = frozenset({"tools"})
 # A map is a reading list for people; the catalogue never consults it.
 MAP_NAMES = frozenset({"map.md", "_map.md"})
+
+
+def heading_text(m: re.Match) -> str:
+    """A heading's text without its closing `#` sequence or surrounding space."""
+    return m.group(2).rstrip().rstrip("#").strip()
 
 
 def species_of(relpath: str) -> str:
@@ -115,10 +124,10 @@ def parse_note(relpath: str, text: str) -> Note:
         m = _HEADING.match(line)
         if m:
             if len(m.group(1)) == 1:
-                title, title_line = m.group(2).strip(), i
+                title, title_line = heading_text(m), i
                 break
             if first_heading is None:
-                first_heading = (m.group(2).strip(), i)
+                first_heading = (heading_text(m), i)
     if title_line is None and first_heading is not None:
         title, title_line = first_heading
 
@@ -206,7 +215,7 @@ def _sections(lines: list[str], title: str, label_lines: set[int]) -> tuple[Sect
             level = len(m.group(1))
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, m.group(2).strip()))
+            stack.append((level, heading_text(m)))
             continue
         if i in label_lines:
             continue
