@@ -206,10 +206,10 @@ def _label(r: _Read) -> list[Finding]:
                 "can find it")
         elif len(collapsed) == 1 and collapsed[0] != written:
             add("W07", WARNING, n.label_line,
-                f"unsearchable key `{key}`: after stopwords it is indexed as `{collapsed[0]}`, a different word, "
-                "so the key as written reaches neither index. Rewrite it so the word that carries the meaning "
-                "survives: `nao contestar` was indexed as `contestar`, its own opposite, until it became "
-                "`proibido contestar`")
+                f"unsearchable key `{key}`: the stopwords around it are dropped and it is indexed as "
+                f"`{collapsed[0]}` alone, so it is never matched as written and every question with "
+                f"`{collapsed[0]}` in it scores it. Rewrite it so the words that carry the meaning survive: "
+                "`nao contestar` was indexed as `contestar`, its own opposite, until it became `proibido contestar`")
     if len(distinct) < THIN_BELOW:
         count = len(distinct)
         add("W06", WARNING, n.label_line,
