@@ -102,8 +102,12 @@ def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
             lines.append(f"                ({basis}; with it: {with_it}, {p.score_with_it:.2f})")
         for a in r.advice:
             lines.append(f"       {printable(a)}")
-    lines += ["", "  kb misses writes nothing: add a line to kb-aliases.txt only after reading it, and delete",
-              "  an entry from kb-misses.txt once it is answered."]
+    if any(r.proposal for r in report.reviews):
+        # `me conta uma piada` is spelled like `contar calorias`: a proposal can be proved to
+        # hit and still be false, and only a reader can tell.
+        lines += ["", "  a proposed line is spelled like the question, which is not the same as meaning it:",
+                  "  write it to kb-aliases.txt only if it is true."]
+    lines += ["", "  kb misses writes nothing; delete an entry from kb-misses.txt once it is answered."]
     return "\n".join(lines)
 
 

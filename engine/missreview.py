@@ -132,20 +132,23 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     n = snap.catalogue.n
     top_now = answer.keyword_top
 
+    # `near` is how many are shown; the proposal and the advice look at least as far as the default.
+    pool = max(near, NEAR_DEFAULT)
     files: list[NearFile] = []
-    for rank, hit in enumerate(answer.text[: max(near, 0)], start=1):
+    for rank, hit in enumerate(answer.text[:pool], start=1):
         files.append(_near(snap, hit.base, hit.path, rank))
     if not files:
         # Nothing in the prose: the files carrying what the suggester offers are the nearest.
         offered = set(answer.suggestions)
         for key, e in snap.catalogue.vocabulary_keys():
-            if " ".join(key.split()) in offered and all(f.id != e.id for f in files) and len(files) < near:
+            if " ".join(key.split()) in offered and all(f.id != e.id for f in files) and len(files) < pool:
                 files.append(_near(snap, e.base, e.path, None))
+    shown = tuple(files[: max(near, 0)])
 
     advice: list[str] = []
     if answer.verdict == "hit":
         advice.append(f"answered today: hit on {top_now}; this entry has done its job and can be deleted")
-        return MissReview(entry, answer.verdict, top_now, tuple(files), None, tuple(advice))
+        return MissReview(entry, answer.verdict, top_now, shown, None, tuple(advice))
     if not files:
         advice.append(
             "nothing in the base is near it, by label, by spelling or by text: if this fleet should answer it, "
@@ -159,7 +162,7 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     matched = {t for k in answer.keyword for m in k.matched for t in terms(m)}
     q_terms = terms(q)
     proposal = _propose(memory, q, q_terms, matched, files, n)
-    return MissReview(entry, answer.verdict, top_now, tuple(files), proposal, tuple(advice))
+    return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
 
 
 def _near(snap, base: str, path: str, rank: int | None) -> NearFile:

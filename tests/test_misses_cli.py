@@ -167,3 +167,12 @@ def test_kb_misses_never_calls_the_classifier(demo, tmp_path):
     r = run_kb("misses", str(demo))
     assert r.returncode == 0 and "propose: roll back = rollback" in r.stdout
     assert not marker.exists()
+
+
+def test_near_limits_what_is_shown_not_what_the_proposal_looks_at(demo):
+    _miss(demo, ROLL)
+    out = run_kb("misses", str(demo), "--near", "0").stdout
+    assert "nearly caught" not in out and "keys (line" not in out
+    assert "propose: roll back = rollback" in out and "a note is missing" not in out
+    assert "which is not the same as meaning it" in out  # a proposal always carries its limit
+    assert run_kb("misses", str(demo), "--near", "-1").stderr == "kb: --near -1: give a count of files, 0 or more\n"
