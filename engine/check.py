@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import unquote
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
@@ -48,7 +49,7 @@ from .catalogue import Catalogue, make_entry
 from .fleet import ALIASES_FILE, Fleet, discover
 from .normalize import terms, words
 from .notes import Note, is_map_file, parse_note
-from .purpose.links import LinkResolver, extract_links
+from .purpose.links import LinkResolver
 from .textindex import list_notes, read_note
 
 THIN_BELOW = 12  # W06 fires under this many keys...
@@ -59,6 +60,13 @@ ERROR = "error"
 WARNING = "warning"
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# Links as the graph reads them, written so no bracket can start a second scan: a line of a
+# megabyte of `[` is read in one pass, never in a time that grows with its square.
+_MD_LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_REF_DEF = re.compile(r"^\s{0,3}\[[^\[\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
+_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass(frozen=True)
@@ -233,17 +241,36 @@ def _links(r: _Read, resolver: LinkResolver) -> list[Finding]:
             continue
         if in_fence or ("[" not in line):
             continue
-        for link in extract_links(line):
-            if link.kind == "markdown":
-                if _exists(r.root, note_dir, link.target):
+        for kind, target in _links_in(line):
+            if kind == "markdown":
+                if _exists(r.root, note_dir, target):
                     continue
-                msg = f"broken link `{link.target}`: nothing there (from {r.rel})"
+                msg = f"broken link `{target}`: nothing there (from {r.rel})"
             else:
-                if resolver.resolve(link.target, note_id, "wiki") or _exists(r.root, note_dir, link.target):
+                if resolver.resolve(target, note_id, "wiki") or _exists(r.root, note_dir, target):
                     continue
-                msg = f"broken link [[{link.target}]]: no note of that name in the fleet"
+                msg = f"broken link [[{target}]]: no note of that name in the fleet"
             out.append(Finding("E01", ERROR, r.base, r.rel, i, msg, str(r.root / r.rel)))
     return out
+
+
+def _links_in(line: str) -> list[tuple[str, str]]:
+    """(kind, target) for each relative markdown link and wiki link on one line outside code;
+    URLs, in-page anchors and images are not links to notes."""
+    line = _INLINE_CODE.sub("", line)
+    out: list[tuple[str, str]] = []
+    targets = [m.group(1) for m in _MD_LINK.finditer(line)]
+    ref = _REF_DEF.match(line)
+    if ref:
+        targets.append(ref.group(1))
+    for t in targets:
+        if _SCHEME.match(t) or t.startswith(("#", "//")):
+            continue
+        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
+        if t:
+            out.append(("markdown", t))
+    out.extend(("wiki", m.group(1).strip()) for m in _WIKI.finditer(line) if m.group(1).strip())
+    return list(dict.fromkeys(out))
 
 
 def _exists(base_root: Path, note_dir: Path, target: str) -> bool:

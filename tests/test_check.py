@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,14 @@ def test_an_unreadable_note_is_an_error_not_a_crash(tmp_path):
         assert _codes(check(base)) == [("E05", "probe/n.md", 0)]
     finally:
         os.chmod(base / "n.md", 0o644)
+
+
+def test_a_hostile_megabyte_line_is_read_in_one_pass(tmp_path):
+    # Each of these made a bracket pattern rescan the rest of the line from every `[`.
+    lines = ["[" * 1_000_000, "[a](" * 250_000, "[[x" * 330_000, "`[" * 500_000, "[" + "]: " * 300_000]
+    base = _write(tmp_path / "probe", {"agent.txt": "name = P\n", "n.md": f"# N\n\nSearch for: {KEYS_30}\n\n"
+                                       + "\n".join(lines) + "\n"})
+    t0 = time.perf_counter()
+    findings = check(base)
+    assert time.perf_counter() - t0 < 10, "quadratic: a linter must not hang on one long line"
+    assert [f.code for f in findings] == []
