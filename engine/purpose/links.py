@@ -17,11 +17,12 @@ from urllib.parse import unquote
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # [text](target "title"), not ![image](...); the target may be wrapped in <...>.
-_MD_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# "[^\[\]]" and not "[^\]]": a line of many "[" would otherwise be re-scanned from every one.
+_MD_LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 # [label]: target, a reference-style link definition.
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 # [[target]], [[target#heading]], [[target|shown as]].
-_WIKI = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 
