@@ -109,22 +109,20 @@ class Catalogue:
                 df[w] += 1
         self.df = dict(df)
         self._idf: dict[str, float] = {}
-        # word -> [(entry index, is a one-word key, title+stem+purpose weight)]
-        postings: dict[str, list[tuple[int, bool, float]]] = defaultdict(list)
-        # first word of a phrase -> [(entry index, phrase as written, phrase terms)]
-        phrase_index: dict[str, list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+        # word -> [(entry index, is a one-word key, title+stem+purpose weight, _WHY mask)]
+        postings: dict[str, list[tuple[int, bool, float, int]]] = defaultdict(list)
+        # first word of a phrase -> [(entry index, phrase as written, phrase terms, " terms ")]
+        phrase_index: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = defaultdict(list)
         for i, e in enumerate(self.entries):
             for w in e.vocabulary:
-                other = (
-                    (W_TITLE if w in e.title_words else 0.0)
-                    + (W_STEM if w in e.stem_words else 0.0)
-                    + (W_PURPOSE if w in e.purpose_words else 0.0)
-                )
-                postings[w].append((i, w in e.one_word_keys, other))
+                in_title, in_stem, in_purpose = w in e.title_words, w in e.stem_words, w in e.purpose_words
+                other = (W_TITLE if in_title else 0.0) + (W_STEM if in_stem else 0.0) + (W_PURPOSE if in_purpose else 0.0)
+                postings[w].append((i, w in e.one_word_keys, other, in_title | in_stem << 1 | in_purpose << 2))
             for written, t in e.phrases:
-                phrase_index[t[0]].append((i, written, t))
+                phrase_index[t[0]].append((i, written, t, " " + " ".join(t) + " "))
         self._postings = dict(postings)
         self._phrases = dict(phrase_index)
+        self._keys_written: tuple[str, ...] | None = None
 
     def idf(self, w: str) -> float:
         v = self._idf.get(w)
@@ -137,6 +135,18 @@ class Catalogue:
         """Every key as written, with its entry (for the suggester and kb check)."""
         return [(k, e) for e in self.entries for k in e.keys]
 
+    def keys_as_written(self) -> tuple[str, ...]:
+        """Every key as written, in entry order: built once per catalogue, the same tuple after.
+
+        The miss path hands it to the suggester on every refusal; rebuilding ~40,000 pairs
+        each time (6,000 entries) was most of a miss's cost and most of the garbage the
+        cycle collector then had to walk.
+        """
+        keys = self._keys_written
+        if keys is None:
+            keys = self._keys_written = tuple(k for e in self.entries for k in e.keys)
+        return keys
+
     def score(self, segments: list[list[str]]) -> list[Scored]:
         """Rank entries for a question given as segments of terms (question, then expansions).
 
@@ -145,45 +155,78 @@ class Catalogue:
         seq = [t for seg in segments for t in seg]
         joined = " " + SEGMENT_BREAK.join(" ".join(seg) for seg in segments) + " "
         unique = list(dict.fromkeys(seq))
-        scores: dict[int, float] = defaultdict(float)
-        matched: dict[int, list[str]] = defaultdict(list)
-        parts: dict[int, list[tuple[str, str, float, float]]] = defaultdict(list)
-        consumed: dict[int, set[str]] = defaultdict(set)
+        # Per entry index: its score, what it matched, and the arithmetic, in the order the
+        # seed adds them (phrases first, then words, each in question order), so every sum
+        # is the same float, bit for bit, however the loop below is arranged.
+        scores: dict[int, float] = {}
+        matched: dict[int, list[str]] = {}
+        parts: dict[int, list[tuple[str, str, float, float]]] = {}
+        consumed: dict[int, set[str]] = {}
+        idf_of = self.idf
         for w in unique:
-            for i, written, t in self._phrases.get(w, ()):
-                if " " + " ".join(t) + " " in joined and written not in matched[i]:
-                    mean_idf = sum(self.idf(x) for x in t) / len(t)
-                    scores[i] += W_PHRASE * mean_idf
-                    matched[i].append(written)
-                    parts[i].append((written, f"phrase {W_PHRASE:g}", W_PHRASE, mean_idf))
-                    consumed[i].update(t)
-        for w in unique:
-            idf = None
-            for i, is_key, other in self._postings.get(w, ()):
-                key_weight = W_KEYWORD if is_key and w not in consumed[i] else 0.0
-                weight = key_weight + other
-                if not weight:
+            for i, written, t, padded in self._phrases.get(w, ()):
+                if padded not in joined:
                     continue
-                if idf is None:
-                    idf = self.idf(w)
-                scores[i] += weight * idf
-                matched[i].append(w)
-                parts[i].append((w, _why(self.entries[i], w, key_weight), weight, idf))
-        out = [
-            Scored(self.entries[i], s, tuple(matched[i]), tuple(parts[i])) for i, s in scores.items() if s > 0
-        ]
-        out.sort(key=lambda s: (-s.score, s.entry.id))
-        return out
+                m = matched.get(i)
+                if m is None:
+                    m = matched[i] = []
+                    parts[i] = []
+                    scores[i] = 0.0
+                elif written in m:
+                    continue
+                mean_idf = sum(idf_of(x) for x in t) / len(t)
+                scores[i] += W_PHRASE * mean_idf
+                m.append(written)
+                parts[i].append((written, _PHRASE_WHY, W_PHRASE, mean_idf))
+                c = consumed.get(i)
+                if c is None:
+                    consumed[i] = set(t)
+                else:
+                    c.update(t)
+        for w in unique:
+            plist = self._postings.get(w)
+            if not plist:
+                continue
+            idf = idf_of(w)
+            for i, is_key, other, mask in plist:
+                if is_key and (i not in consumed or w not in consumed[i]):
+                    weight = W_KEYWORD + other
+                    why = _WHY[mask | _KEY_BIT]
+                elif other:
+                    weight = other
+                    why = _WHY[mask]
+                else:
+                    continue
+                s = scores.get(i)
+                if s is None:
+                    scores[i] = weight * idf
+                    matched[i] = [w]
+                    parts[i] = [(w, why, weight, idf)]
+                else:
+                    scores[i] = s + weight * idf
+                    matched[i].append(w)
+                    parts[i].append((w, why, weight, idf))
+        # Entries are held in id order, so the index breaks a tie exactly as the path does.
+        order = sorted(scores, key=lambda i: (-scores[i], i))
+        entries = self.entries
+        return [Scored(entries[i], scores[i], tuple(matched[i]), tuple(parts[i])) for i in order if scores[i] > 0]
 
 
-def _why(e: Entry, w: str, key_weight: float) -> str:
+def _why_text(mask: int) -> str:
     bits = []
-    if key_weight:
+    if mask & _KEY_BIT:
         bits.append(f"key {W_KEYWORD:g}")
-    if w in e.title_words:
+    if mask & 1:
         bits.append(f"title {W_TITLE:g}")
-    if w in e.stem_words:
+    if mask & 2:
         bits.append(f"stem {W_STEM:g}")
-    if w in e.purpose_words:
+    if mask & 4:
         bits.append(f"purpose {W_PURPOSE:g}")
     return " + ".join(bits)
+
+
+# The "why" of a word's weight has sixteen spellings (key, title, stem, purpose: in or out),
+# so they are written once here rather than once per matching entry per question.
+_KEY_BIT = 8
+_WHY: tuple[str, ...] = tuple(_why_text(m) for m in range(16))
+_PHRASE_WHY = f"phrase {W_PHRASE:g}"

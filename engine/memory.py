@@ -268,7 +268,7 @@ class Memory:
         suggestions: tuple[str, ...] = ()
         miss = None
         if not served:
-            suggestions = tuple(suggest(q_terms, [k for k, _ in cat.vocabulary_keys()]))
+            suggestions = tuple(suggest(q_terms, cat.keys_as_written()))
         answer = Answer(
             question=question,
             terms=tuple(all_terms),

@@ -29,6 +29,9 @@ SCHEMA_VERSION = 3
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
 PRUNE_ABOVE_CHUNKS = 10_000  # seed 000: above this, the commonest terms leave the expression
 PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves nothing in BM25
+# FTS5's own record of its row count and each column's token total (fts5_index.c,
+# FTS5_AVERAGES_ROWID): the chunk count without `count(*)`, which reads every row.
+FTS5_AVERAGES_ID = 1
 MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
 
 _SCHEMA = f"""
@@ -159,6 +162,8 @@ class TextIndex:
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self.was_rebuilt = False
+        # The pruning threshold; an instance may move it (the bench, the tests), never the rule.
+        self.prune_above = PRUNE_ABOVE_CHUNKS
 
     # -- connections -------------------------------------------------------------------
 
@@ -249,14 +254,18 @@ class TextIndex:
         return json.loads(raw) if raw else []
 
     def chunk_count(self) -> int:
-        return self._guard(lambda c: c.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return self._guard(chunk_total)
 
     def search(self, terms: list[str], limit: int) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
         """Files ranked by BM25 at their best chunk: (path, bm25, heading_path, text, line).
 
         Returns the rows and the terms that were sent, after pruning.
         """
-        return self._guard(_search, terms, limit)
+        return self._guard(_search, terms, limit, self.prune_above)
+
+    def sent_terms(self, terms: list[str]) -> list[str]:
+        """The terms `search` would send to FTS5 for these, after pruning (for the bench)."""
+        return self._guard(terms_to_send, terms, self.prune_above)
 
     def chunks_of(self, path: str) -> list[tuple[str, str, int]]:
         return self._guard(_chunks_of, path)
@@ -338,19 +347,108 @@ def fts_expression(terms: list[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def _search(con: sqlite3.Connection, terms: list[str], limit: int):
+def _varint(blob: bytes, i: int = 0) -> tuple[int, int]:
+    """SQLite's varint (what FTS5 writes): big-endian 7-bit groups, a 9th byte of 8 bits."""
+    v = 0
+    for k in range(9):
+        c = blob[i]
+        i += 1
+        if k == 8:
+            return (v << 8) | c, i
+        v = (v << 7) | (c & 0x7F)
+        if not c & 0x80:
+            return v, i
+    return v, i  # pragma: no cover - the loop always returns
+
+
+def _averages(con: sqlite3.Connection) -> bytes:
+    row = con.execute("SELECT block FROM chunks_data WHERE id = ?", (FTS5_AVERAGES_ID,)).fetchone()
+    return bytes(row[0]) if row and row[0] else b""
+
+
+def chunk_total(con: sqlite3.Connection, blob: bytes | None = None) -> int:
+    """Chunks in the index, as FTS5 itself counts them for BM25; `count(*)` if that cannot be read."""
+    if blob is None:
+        blob = _averages(con)
+    if blob:
+        try:
+            return _varint(blob)[0]
+        except IndexError:
+            pass
+    return con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def _common_terms(con: sqlite3.Connection, blob: bytes) -> frozenset[str] | None:
+    """The terms in more than PRUNE_DF_FRACTION of the chunks, stored by the last update.
+
+    Valid only for the exact index state it was computed at (FTS5's averages record, which
+    changes with every row added or removed); otherwise None, and the caller asks FTS5.
+    """
+    raw = _meta_get(con, "common_terms")
+    if not raw or not blob:
+        return None
+    try:
+        stored = json.loads(raw)
+    except ValueError:
+        return None
+    if stored.get("averages") != blob.hex() or stored.get("fraction") != PRUNE_DF_FRACTION:
+        return None
+    return frozenset(stored.get("terms", ()))
+
+
+def refresh_common_terms(con: sqlite3.Connection) -> None:
+    """Store the frequency table pruning reads, so a question needs no fts5vocab probe.
+
+    Its own transaction, after the update committed: FTS5 writes its averages record when
+    pending rows are flushed, so only a committed index has one that matches its terms.
+    """
+    try:
+        blob = _averages(con)
+        if _common_terms(con, blob) is not None:
+            return  # already describes this exact index
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            blob = _averages(con)
+            cutoff = chunk_total(con, blob) * PRUNE_DF_FRACTION
+            common = {t: d for t, d in con.execute("SELECT term, doc FROM chunks_vocab WHERE doc > ?", (cutoff,))}
+            con.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('common_terms', ?)",
+                (json.dumps({"averages": blob.hex(), "fraction": PRUNE_DF_FRACTION, "terms": common},
+                            ensure_ascii=False, sort_keys=True),),
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    except sqlite3.OperationalError:
+        pass  # read-only or busy: the table is a shortcut, and the probes give the same answer
+
+
+def terms_to_send(con: sqlite3.Connection, terms: list[str], prune_above: int = PRUNE_ABOVE_CHUNKS) -> list[str]:
+    """The question's terms less those pruning drops (seed 000: above `prune_above` chunks,
+    a term in more than PRUNE_DF_FRACTION of them leaves the expression)."""
+    if not terms:
+        return []
+    blob = _averages(con)
+    total = chunk_total(con, blob)
+    if total <= prune_above:
+        return list(terms)
+    cutoff = total * PRUNE_DF_FRACTION
+    common = _common_terms(con, blob)
+    if common is not None:
+        return [t for t in terms if t not in common]
+    kept = []  # no table for this exact index: ask FTS5, term by term
+    for t in terms:
+        row = con.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (t,)).fetchone()
+        if row is None or row[0] <= cutoff:
+            kept.append(t)
+    return kept
+
+
+def _search(con: sqlite3.Connection, terms: list[str], limit: int, prune_above: int = PRUNE_ABOVE_CHUNKS):
     if not terms:
         return [], []
-    sent = list(terms)
-    total = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if len(terms) else 0
-    if total > PRUNE_ABOVE_CHUNKS:
-        cutoff = total * PRUNE_DF_FRACTION
-        kept = []
-        for t in terms:
-            row = con.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (t,)).fetchone()
-            if row is None or row[0] <= cutoff:
-                kept.append(t)
-        sent = kept
+    sent = terms_to_send(con, terms, prune_above)
     if not sent:
         return [], sent
     # The bare `rowid` beside min() takes the row that holds the minimum: the best chunk.
@@ -477,9 +575,10 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    refresh_common_terms(con)
     report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
     report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
-    report.chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    report.chunks = chunk_total(con)
     report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
     for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
