@@ -118,7 +118,7 @@ class _Job:
     walls: list[float]
 
 
-def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None, spin: bool = False) -> _Job:
+def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None, spin: bool | None = None) -> _Job:
     from .stage import Candidate, RerankStage
 
     stage = RerankStage(model_dir, precision, threads, spin=spin)
@@ -240,7 +240,7 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
 
     say(f"kb rerank bench: MiniLM-L6 geometry {MINILM_L6}, generated weights")
     say(f"host: {os.cpu_count()} logical cores, load {os.getloadavg()[0]:.2f}, onnxruntime {ort.__version__}, "
-        f"threads {'onnxruntime default' if not threads else threads}, {runs} timed rounds after one discarded, cells interleaved")
+        f"threads {'onnxruntime default' if not threads else threads}, spinning {'on' if os.environ.get('KB_RERANK_SPIN') == '1' else 'off'}, {runs} timed rounds after one discarded, cells interleaved")
     model_dir = build_minilm(workdir, log=say)
     gflops = matmul_gflops()
     say(f"numpy float32 matmul: {gflops:.1f} GFLOP/s (1024x1024, median)")

@@ -150,7 +150,7 @@ class RerankStage:
     """One loaded cross-encoder with its score cache; shared per process via `get_stage`."""
 
     def __init__(
-        self, model_dir: str | os.PathLike[str], precision: str = "fp32", threads: int | None = None, *, spin: bool = False
+        self, model_dir: str | os.PathLike[str], precision: str = "fp32", threads: int | None = None, *, spin: bool | None = None
     ) -> None:
         self.model = CrossEncoder(model_dir, precision, threads, spin=spin)
         self.cache = _LRU(CACHE_ENTRIES)
@@ -310,6 +310,7 @@ class RerankStage:
             "cache_hits": hits,
             "cache_misses": len(misses),
             "threads": info.threads if info else self.model.threads,
+            "spin": self.model.spin,
             "stamps": [str(stamp_path(d)) for d in dirs] if k else [],
         }
         if info is not None and not was_loaded:
