@@ -221,13 +221,16 @@ class RerankStage:
         qn = normalise_question(question)
         qkey = hashlib.sha256(qn.encode("utf-8")).hexdigest()
         model_key = f"{info.weights_sha256}:{info.precision}" if info else ""
+        def cache_key(c: Candidate) -> tuple[str, ...]:
+            # The text rule is in the key: one row scored on its summary and on its passage is two pairs.
+            return (model_key, qkey, c.id, c.version, "summary" if use_summary and c.summary else "passage")
+
         scores: dict[int, float] = {}
         misses: list[int] = []
         hits = 0
         for i in scorable:
             c = window[i]
-            key = (model_key, qkey, c.id, c.version, "summary" if use_summary and c.summary else "passage")
-            v = self.cache.get(key) if c.version else None
+            v = self.cache.get(cache_key(c)) if c.version else None
             if v is None:
                 misses.append(i)
             else:
@@ -283,9 +286,8 @@ class RerankStage:
             with _MEMO_LOCK:
                 _SLOW_HOST[memo_key] = (time.perf_counter() - t0) * 1000.0 / scored
             for i in misses:
-                c = window[i]
-                if c.version:
-                    self.cache.put((model_key, qkey, c.id, c.version, "summary" if use_summary and c.summary else "passage"), scores[i])
+                if window[i].version:  # a row with no version is never cached: one slot for every revision would lie
+                    self.cache.put(cache_key(window[i]), scores[i])
         ms = (time.perf_counter() - t0) * 1000.0
 
         ranked = order_with_ties([scores[i] for i in scorable])
