@@ -76,3 +76,15 @@ def test_import_stays_lean():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == ""
+
+
+def test_lru_is_bounded_and_evicts_least_recently_used():
+    from engine.rerank.stage import CACHE_ENTRIES, _LRU
+
+    assert CACHE_ENTRIES == 8192
+    c = _LRU(3)
+    for i in range(3):
+        c.put(("k", str(i)), float(i))
+    assert c.get(("k", "0")) == 0.0  # touch 0: now 1 is the least recently used
+    c.put(("k", "3"), 3.0)
+    assert len(c) == 3 and c.get(("k", "1")) is None and c.get(("k", "0")) == 0.0 and c.get(("k", "3")) == 3.0

@@ -226,3 +226,13 @@ def test_model_dir_resolution(tmp_path, monkeypatch):
     monkeypatch.setenv("KB_RERANK_MODEL", "/m/env")
     assert resolve_model_dir(None, {"rerank_model": "/m/fleet"}).as_posix() == "/m/env"
     assert resolve_model_dir("/m/arg", {"rerank_model": "/m/fleet"}).as_posix() == "/m/arg"
+
+
+def test_summary_and_passage_are_different_cache_entries(models, tmp_path):
+    rows = [row(i, SENTENCES[i], purpose=f"exists to answer question {i}") for i in range(4)]
+    a = rerank_results(QUESTION, rows, 2, models["a"], {"zed": tmp_path})
+    b = rerank_results(QUESTION, rows, 2, models["a"], {"zed": tmp_path}, use_summary=True)
+    assert a.stamp["cache_misses"] == 4 and b.stamp["cache_misses"] == 4 and b.stamp["cache_hits"] == 0
+    assert a.scores != b.scores
+    c = rerank_results(QUESTION, rows, 2, models["a"], {"zed": tmp_path}, use_summary=True)
+    assert c.stamp["cache_hits"] == 4 and c.scores == b.scores
