@@ -214,10 +214,10 @@ def levers(workdir: Path, model_dir: Path, runs: int, say: Any) -> None:
             ("fp32 offline-fused graph (--fuse), 2 threads", fused, "fp32", 2, False),
             ("int8 offline-fused graph (--fuse), 2 threads", fused, "int8", 2, False),
             ("fp32 plain graph, 1 thread", model_dir, "fp32", 1, False),
-            ("fp32 plain graph, 2 threads", model_dir, "fp32", 2, False),
+            ("fp32 plain graph, 2 threads, dynamic blocks", model_dir, "fp32", 2, False),
             ("fp32 plain graph, 2 threads, spinning", model_dir, "fp32", 2, True),
             ("int8 plain graph, 1 thread", model_dir, "int8", 1, False),
-            ("int8 plain graph, 2 threads", model_dir, "int8", 2, False),
+            ("int8 plain graph, 2 threads, dynamic blocks", model_dir, "int8", 2, False),
             ("int8 plain graph, 2 threads, spinning", model_dir, "int8", 2, True),
         )
     ]
