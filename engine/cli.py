@@ -49,12 +49,12 @@ def cmd_index(args) -> int:
 
 
 def cmd_route(args, stage_kwargs: dict[str, Any]) -> int:
-    from .render import route_hybrid, route_keywords
+    from .render import json_line, route_hybrid, route_keywords
 
     mem = _memory(args.paths)
     answer = mem.ask(args.question, top=max(args.top, 1), **stage_kwargs)
     if args.json:
-        print(json.dumps(answer.to_json(), ensure_ascii=False, sort_keys=True))
+        print(json_line(answer.to_json()))
     elif args.hybrid or stage_kwargs:
         print(route_hybrid(answer, args.top))
     else:

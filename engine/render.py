@@ -6,6 +6,7 @@ must not reach the reader's terminal as a command.
 
 from __future__ import annotations
 
+import json
 import re
 
 from .answer import Answer
@@ -25,6 +26,17 @@ SUGGEST_LEAD = "the base does know these, and they look like words you used:"
 def printable(s: str) -> str:
     """Control characters (and bidi overrides) made visible and harmless, as \\xNN."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
+
+
+# What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
+# controls (U+009B is a CSI to many terminals) and the bidi overrides and isolates.
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_line(obj: object) -> str:
+    """One line of JSON that is safe on a terminal and parses to exactly the same strings."""
+    text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def one_line(s: str) -> str:
