@@ -45,6 +45,9 @@ def cmd_index(args) -> int:
         print(index_report(report))
         if report.skipped:
             code = 0  # a skipped note is reported, not fatal: the rest of the base is indexed
+        if idx.memory_reason:  # indexed, but nothing was saved: the one thing `kb index` is for
+            print(f"kb: {idx.memory_reason}", file=sys.stderr)
+            code = 1
     return code
 
 

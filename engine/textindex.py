@@ -160,8 +160,13 @@ class TextIndex:
         self.base = base
         self.path = base.index_path
         self._local = threading.local()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()  # re-entered: update() may find the file damaged
         self.was_rebuilt = False
+        # When the file cannot be made or written (a read-only fleet, a full disk, `.kb` that is
+        # not a directory), one connection to an index in memory serves this process instead:
+        # the answer is still served, and says so.
+        self._memory: sqlite3.Connection | None = None
+        self.memory_why: str | None = None
         # The pruning threshold; an instance may move it (the bench, the tests), never the rule.
         self.prune_above = PRUNE_ABOVE_CHUNKS
 
@@ -174,6 +179,8 @@ class TextIndex:
         return con
 
     def conn(self) -> sqlite3.Connection:
+        if self._memory is not None:
+            return self._memory
         con = getattr(self._local, "con", None)
         if con is None:
             con = self._open_checked()
@@ -182,6 +189,9 @@ class TextIndex:
 
     def _open_checked(self) -> sqlite3.Connection:
         """Open, and if the file is not an index of ours, replace it with an empty one."""
+        if self._memory is not None:
+            return self._memory
+        con = None
         try:
             con = self._connect()
             version = con.execute("PRAGMA user_version").fetchone()[0]
@@ -194,7 +204,13 @@ class TextIndex:
                 con.execute("SELECT count(*) FROM files").fetchone()
                 con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
             return con
+        except OSError as e:  # `.kb` cannot be made: a read-only fleet, no permission, a file there
+            return self._in_memory(_os_why(self.path.parent, e))
         except sqlite3.DatabaseError as e:
+            if con is not None:
+                con.close()
+            if is_unwritable(e):
+                return self._in_memory("index.db is a directory" if self.path.is_dir() else str(e))
             if not is_damage(e):
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
@@ -206,17 +222,58 @@ class TextIndex:
             con.execute("PRAGMA journal_mode = WAL")
         except sqlite3.OperationalError:
             pass  # a read-only or odd filesystem: the default journal still works
-        con.executescript(_SCHEMA)
+        # One transaction, version stamp included: a second process opening the file meanwhile
+        # sees an empty file or a whole index, never tables without a version (which it would
+        # take for damage, and delete from under the first).
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        con.execute(statement)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _in_memory(self, why: str) -> sqlite3.Connection:
+        """Serve this process from an index in memory: a copy of the file when it can be read."""
+        with self._write_lock:
+            if self._memory is None:
+                if why in _UNWRITABLE_WORDS:  # SQLite's words for it; say what is actually wrong
+                    why = _fs_why(self.path.parent, why)
+                mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                if not _copy_readable(self.path, mem):
+                    mem.close()
+                    mem = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                    self._create(mem)
+                self.close()
+                self._memory, self.memory_why = mem, why
+            return self._memory
+
+    @property
+    def memory_reason(self) -> str | None:
+        """One line naming the file and the problem, when this process indexes in memory."""
+        if self.memory_why is None:
+            return None
+        return f"{self.path}: cannot be written ({self.memory_why}); the notes were indexed in memory for this run"
 
     def _replace_damaged(self) -> sqlite3.Connection:
         with self._write_lock:
+            if self._memory is not None:
+                self._memory.close()
+                self._memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+                self._create(self._memory)
+                self.was_rebuilt = True
+                return self._memory
             for suffix in ("", "-wal", "-shm", "-journal"):
                 try:
                     os.unlink(str(self.path) + suffix)
                 except FileNotFoundError:
                     pass
-                except OSError as e:
-                    raise KbError(f"{self.path}: damaged and cannot be removed ({e.strerror})") from e
+                except OSError as e:  # a read-only fleet: rebuild in memory instead
+                    self.was_rebuilt = True
+                    return self._in_memory(f"damaged, and cannot be removed: {e.strerror}")
             self.was_rebuilt = True
             con = self._connect()
             self._create(con)
@@ -231,8 +288,15 @@ class TextIndex:
     def _guard(self, fn, *args):
         """Run a read; a file damaged under us is replaced and the read retried once."""
         try:
+            if self._memory is not None:
+                with self._write_lock:  # one connection in memory: reads take turns with writes
+                    return fn(self._memory, *args)
             return fn(self.conn(), *args)
         except sqlite3.DatabaseError as e:
+            if is_unwritable(e) and self._memory is None:
+                self._in_memory(str(e))
+                self.update()
+                return self._guard(fn, *args)
             if not is_damage(e):
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
@@ -251,7 +315,13 @@ class TextIndex:
     def skipped(self) -> list[str]:
         """The notes the last update could not read, as "path: why" lines."""
         raw = self._guard(lambda c: _meta_get(c, "skipped"))
-        return json.loads(raw) if raw else []
+        out = json.loads(raw) if raw else []
+        if self.memory_why is not None:
+            out.insert(0, self._memory_line())
+        return out
+
+    def _memory_line(self) -> str:
+        return f".kb/index.db: cannot be written ({self.memory_why}); indexed in memory for this run"
 
     def chunk_count(self) -> int:
         return self._guard(chunk_total)
@@ -296,6 +366,10 @@ class TextIndex:
                     _update(self.conn(), self.base.root, report, force)
                 break
             except sqlite3.DatabaseError as e:
+                if is_unwritable(e) and self._memory is None:
+                    self._in_memory(str(e))  # a read-only file or a full disk: index in memory
+                    report = IndexReport(base=self.base.name)
+                    continue
                 if not is_damage(e):
                     if "locked" in str(e) or "busy" in str(e):
                         raise KbError(f"{self.path}: locked by another process ({e})") from e
@@ -306,12 +380,58 @@ class TextIndex:
                 self.close()
                 self._local.con = self._replace_damaged()
                 report = IndexReport(base=self.base.name)
+        if self.memory_why is not None:
+            report.skipped.insert(0, self._memory_line())
         report.rebuilt = self.was_rebuilt
         report.seconds = time.perf_counter() - t0
         return report
 
 
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
+
+
+# The file or its folder cannot be written or opened: not damage (deleting would not help).
+_UNWRITABLE_WORDS = ("readonly database", "unable to open database file", "disk I/O error", "database or disk is full")
+
+
+def is_unwritable(e: sqlite3.DatabaseError) -> bool:
+    return isinstance(e, sqlite3.OperationalError) and any(w in str(e) for w in _UNWRITABLE_WORDS)
+
+
+def _os_why(folder: Path, e: OSError) -> str:
+    if folder.exists() and not folder.is_dir():
+        return f"{folder.name} is not a directory"
+    return e.strerror or str(e)
+
+
+def _fs_why(folder: Path, fallback: str) -> str:
+    probe = folder if folder.is_dir() else folder.parent
+    try:
+        if os.statvfs(probe).f_flag & os.ST_RDONLY:
+            return "read-only file system"
+    except OSError:
+        pass
+    if not os.access(probe, os.W_OK):
+        return "permission denied"
+    return fallback
+
+
+def _copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
+    """Copy a sound index file into `mem`, read as immutable (it may sit on a read-only disk)."""
+    try:
+        if not path.is_file():
+            return False
+        src = sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)
+        try:
+            if src.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                return False
+            src.execute("SELECT count(*) FROM files").fetchone()
+            src.backup(mem)
+            return True
+        finally:
+            src.close()
+    except (sqlite3.Error, OSError):
+        return False
 
 
 def is_damage(e: sqlite3.DatabaseError) -> bool:
