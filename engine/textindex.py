@@ -32,6 +32,12 @@ PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves no
 # FTS5's own record of its row count and each column's token total (fts5_index.c,
 # FTS5_AVERAGES_ROWID): the chunk count without `count(*)`, which reads every row.
 FTS5_AVERAGES_ID = 1
+# Above SHORTCUT_ABOVE_CHUNKS a base's search first reads its SHORTCUT_CHUNKS best chunks (at
+# least 4 per file asked for) and groups them by file, and keeps that only when it provably
+# is the exact query's answer (_best_files). Below, grouping every match is as fast (measured
+# at 7,000 chunks) and the shortcut would mostly fall back.
+SHORTCUT_ABOVE_CHUNKS = 10_000
+SHORTCUT_CHUNKS = 200
 MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
 
 _SCHEMA = f"""
@@ -547,37 +553,36 @@ def refresh_common_terms(con: sqlite3.Connection) -> None:
 def terms_to_send(con: sqlite3.Connection, terms: list[str], prune_above: int = PRUNE_ABOVE_CHUNKS) -> list[str]:
     """The question's terms less those pruning drops (seed 000: above `prune_above` chunks,
     a term in more than PRUNE_DF_FRACTION of them leaves the expression)."""
+    return _send(con, terms, prune_above)[0]
+
+
+def _send(con: sqlite3.Connection, terms: list[str], prune_above: int) -> tuple[list[str], int]:
     if not terms:
-        return []
+        return [], 0
     blob = _averages(con)
     total = chunk_total(con, blob)
     if total <= prune_above:
-        return list(terms)
+        return list(terms), total
     cutoff = total * PRUNE_DF_FRACTION
     common = _common_terms(con, blob)
     if common is not None:
-        return [t for t in terms if t not in common]
+        return [t for t in terms if t not in common], total
     kept = []  # no table for this exact index: ask FTS5, term by term
     for t in terms:
         row = con.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (t,)).fetchone()
         if row is None or row[0] <= cutoff:
             kept.append(t)
-    return kept
+    return kept, total
 
 
 def _search(con: sqlite3.Connection, terms: list[str], limit: int, prune_above: int = PRUNE_ABOVE_CHUNKS):
     if not terms:
         return [], []
-    sent = terms_to_send(con, terms, prune_above)
+    sent, total = _send(con, terms, prune_above)
     if not sent:
         return [], sent
-    # The bare `rowid` beside min() takes the row that holds the minimum: the best chunk.
-    best = con.execute(
-        # MATERIALIZED: bm25() may not run inside an aggregate, so the match is not flattened.
-        "WITH m AS MATERIALIZED (SELECT rowid AS r, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?)"
-        f" SELECT r, r >> {FILE_SHIFT} AS fid, min(s) AS best FROM m GROUP BY fid ORDER BY best, fid LIMIT ?",
-        (fts_expression(sent), limit),
-    ).fetchall()
+    expr = fts_expression(sent)
+    best = _best_files(con, expr, limit) if total > SHORTCUT_ABOVE_CHUNKS else _best_files_exact(con, expr, limit)
     if not best:
         return [], sent
     fids = [b[1] for b in best]
@@ -601,6 +606,52 @@ def _search(con: sqlite3.Connection, terms: list[str], limit: int, prune_above: 
     # Ties in BM25 order by path, as the keyword ranking does.
     out.sort(key=lambda r: (r[1], r[0]))
     return out, sent
+
+
+def _best_files_exact(con: sqlite3.Connection, expr: str, limit: int) -> list[tuple[int, int, float]]:
+    # The bare `rowid` beside min() takes the row that holds the minimum: the best chunk.
+    return con.execute(
+        # MATERIALIZED: bm25() may not run inside an aggregate, so the match is not flattened.
+        "WITH m AS MATERIALIZED (SELECT rowid AS r, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?)"
+        f" SELECT r, r >> {FILE_SHIFT} AS fid, min(s) AS best FROM m GROUP BY fid ORDER BY best, fid LIMIT ?",
+        (expr, limit),
+    ).fetchall()
+
+
+def _best_files(con: sqlite3.Connection, expr: str, limit: int) -> list[tuple[int, int, float]]:
+    """(best chunk's rowid, file id, bm25) of the `limit` best files, best first, ties by file id.
+
+    The exact answer groups every matching chunk by file. The shortcut reads only the
+    n best chunks (by bm25, then rowid) and keeps each file's first; that is the exact
+    answer when every match was read, or when the limit-th file's best is strictly better
+    than the last chunk read (an unread chunk scores no better than that one, so no unread
+    file can climb into the list, and every listed file's best chunk was read). A file
+    whose best score is held by two chunks read would leave which chunk to show to the
+    SQL's tie rule (unspecified for a bare column beside min()), so a listed file with such
+    a tie sends the question to the exact query too. Measured on a 42,000-chunk base (300
+    questions), the shortcut cut the p95 of this step by a fifth (16.7 to 13.3 ms) and fell
+    back on 33 of 1,200 searches.
+    """
+    n = max(SHORTCUT_CHUNKS, 4 * limit)
+    rows = con.execute(
+        "SELECT rowid, bm25(chunks) FROM chunks WHERE chunks MATCH ? ORDER BY bm25(chunks), rowid LIMIT ?", (expr, n)
+    ).fetchall()
+    first: dict[int, tuple[int, int, float]] = {}
+    tied: set[int] = set()
+    for rowid, score in rows:
+        fid = rowid >> FILE_SHIFT
+        seen = first.get(fid)
+        if seen is None:
+            first[fid] = (rowid, fid, score)
+        elif seen[2] == score:
+            tied.add(fid)
+    best = sorted(first.values(), key=lambda b: (b[2], b[1]))[:limit]
+    if not tied or not any(b[1] in tied for b in best):
+        if len(rows) < n:
+            return best  # every match was read
+        if len(best) == limit and best[-1][2] < rows[-1][1]:
+            return best
+    return _best_files_exact(con, expr, limit)
 
 
 def _chunks_of(con: sqlite3.Connection, path: str) -> list[tuple[str, str, int]]:
