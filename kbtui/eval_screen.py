@@ -127,7 +127,9 @@ class EvalScreen(Screen):
         bar = self.query_one(ProgressBar)
         if message.error:
             bar.update(total=1, progress=0)
-            self.query_one("#eval-summary", Static).update(Text(one_line(message.error), style="bold red"))
+            # Paths inside the fleet are shown relative to it: shorter, and the same everywhere.
+            error = one_line(message.error).replace(str(self.app.memory.fleet.root) + "/", "")
+            self.query_one("#eval-summary", Static).update(Text(error, style="bold red"))
             return
         r = self.report = message.report
         bar.update(total=1, progress=1)
