@@ -1,0 +1,353 @@
+"""A note too large to hold whole, read in two passes of bounded memory.
+
+The ordinary path (read the bytes, decode, `parse_note`, `chunk_sections`) holds a note
+several times over: bytes, text, lines, sections, chunks; about five times its size, a
+quarter of a gigabyte for a 50 MB note. Above STREAM_ABOVE_BYTES the indexer reads the file
+twice instead: once for its hash and its head (title, label, purpose, date, links), once for
+its chunks, which go to the index as they are cut. Memory is then bounded by READ_BLOCK and
+one window, not by the file.
+
+The head and the chunks are the ones the ordinary path makes, with two differences, both
+for text no person writes: a line longer than LINE_CAP characters is prose (never a heading,
+a label, a fence or a date), and links are found line by line. A file edited between the two
+passes is indexed as the second pass saw it; its new stat makes the next update read it again.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
+from .notes import (
+    _DATE,
+    _FENCE,
+    _HEADING,
+    _LABEL,
+    _MD_LINK,
+    _PURPOSE,
+    _WIKI_LINK,
+    Note,
+    heading_text,
+    species_of,
+    split_keys,
+)
+
+STREAM_ABOVE_BYTES = 4 * 1024 * 1024  # below this, holding the note whole costs ~20 MB at most
+READ_BLOCK = 1 << 20
+LINE_CAP = 1 << 20  # a longer line is prose here, read in pieces of this size
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Pass one: the problem that stops indexing, or the hash and the note's head."""
+
+    problem: str | None
+    hash: str | None = None
+    note: Note | None = None  # sections empty: the chunks come from `chunks()`
+    raw_title: str = ""  # the title as found ('' when the note has no heading): heading paths
+    label_lines: frozenset[int] = frozenset()  # 0-based lines left out of the text
+
+
+def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block: int = READ_BLOCK) -> Scan:
+    """Hash, check and read the head of a large note, holding one block at a time."""
+    if st is not None and st.st_size > max_bytes:
+        return Scan(f"{rel}: too large to index ({st.st_size:,} bytes; limit {max_bytes:,})")
+    h = hashlib.blake2b(digest_size=8)  # as textindex.content_hash
+    head = _Head()
+    state = {"nonblank": False}
+
+    def feed_bytes(raw: bytes) -> None:
+        h.update(raw)
+        if not state["nonblank"] and raw.strip():
+            state["nonblank"] = True
+
+    try:
+        with open(root / rel, "rb") as f:
+            opening = f.read(8192)
+        if b"\x00" in opening:
+            return Scan(f"{rel}: binary, not markdown (NUL byte)")
+        for seg in _segments(root / rel, block, feed_bytes):
+            head.take(*seg)
+    except _Refused as r:
+        return Scan(f"{rel}: {r.why}")
+    except FileNotFoundError:
+        return Scan(f"{rel}: vanished before it could be read")
+    except PermissionError:
+        return Scan(f"{rel}: cannot read (permission denied)")
+    except IsADirectoryError:
+        return Scan(f"{rel}: is a directory")
+    except OSError as e:
+        return Scan(f"{rel}: cannot read ({e.strerror})")
+    if not state["nonblank"]:
+        return Scan(f"{rel}: empty file")
+    return Scan(None, h.hexdigest(), head.note(rel), head.raw_title(), frozenset(head.label_lines))
+
+
+def chunks(root: Path, rel: str, s: Scan, block: int = READ_BLOCK) -> Iterator[Chunk]:
+    """Pass two: the note's chunks in order, cut as the text streams past."""
+    stack: list[tuple[int, str]] = []
+    in_fence = False
+    start = 0
+    win = _Windows()
+
+    def path() -> str:
+        return " > ".join(t for _, t in stack) or s.raw_title
+
+    def emit(pieces: list[str]) -> Iterator[Chunk]:
+        for p in pieces:
+            yield Chunk(heading_path=path(), text=p, line=start + 1)
+
+    try:
+        for i, piece, first, last in _segments(root / rel, block, None):
+            if first and last:
+                if _FENCE.match(piece):
+                    in_fence = not in_fence
+                m = None if in_fence else _HEADING.match(piece)
+                if m:
+                    yield from emit(win.finish())
+                    win = _Windows()
+                    start = i
+                    level = len(m.group(1))
+                    while stack and stack[-1][0] >= level:
+                        stack.pop()
+                    stack.append((level, heading_text(m)))
+                    continue
+                if i in s.label_lines:
+                    continue
+            yield from emit(win.feed(piece, new_line=first))
+        yield from emit(win.finish())
+    except (OSError, UnicodeDecodeError, _Refused):
+        return  # gone or changed since pass one: its new stat brings it back next update
+
+
+class _Refused(Exception):
+    def __init__(self, why: str):
+        self.why = why
+
+
+_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines() cuts
+
+
+def _segments(full: Path, block: int, on_bytes) -> Iterator[tuple[int, str, bool, bool]]:
+    """(line number, text, starts the line, ends the line) as str.splitlines() cuts the text.
+
+    A line up to LINE_CAP comes whole (both flags set); a longer one in LINE_CAP pieces.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    lineno = 0
+    carry = ""  # the unfinished line
+    started = False  # part of the unfinished line was already given out
+    skip_lf = False  # the last line ended in "\r": a "\n" right after it is the same break
+    at_start = True  # a leading byte-order mark is not text
+    offset = 0
+    with open(full, "rb") as f:
+        while True:
+            raw = f.read(block)
+            final = not raw
+            if raw and on_bytes is not None:
+                on_bytes(raw)
+            pending = decoder.getstate()[0]
+            try:
+                text = decoder.decode(raw, final=final)
+            except UnicodeDecodeError as e:
+                bad = e.object[e.start] if e.start < len(e.object) else 0
+                raise _Refused(f"not UTF-8 (byte 0x{bad:02x} at offset {offset - len(pending) + e.start})") from None
+            offset += len(raw)
+            if at_start and text:
+                text = text.lstrip("\ufeff")
+                at_start = not text
+            if skip_lf and text:
+                if text.startswith("\n"):
+                    text = text[1:]
+                skip_lf = False
+            if text:
+                parts = (carry + text).splitlines(keepends=True)
+                carry = ""
+                for n, part in enumerate(parts):
+                    end = part[-1]
+                    if end not in _BREAKS:  # only the last part can lack a break: unfinished
+                        carry = part
+                        break
+                    cut = 2 if end == "\n" and part.endswith("\r\n") else 1
+                    if end == "\r" and n == len(parts) - 1:
+                        skip_lf = True  # a "\n" may open the next block
+                    yield lineno, part[:-cut], not started, True
+                    lineno += 1
+                    started = False
+                while len(carry) > LINE_CAP:
+                    yield lineno, carry[:LINE_CAP], not started, False
+                    carry = carry[LINE_CAP:]
+                    started = True
+            if final:
+                break
+    if carry or started:
+        yield lineno, carry, not started, True
+
+
+class _Head:
+    """parse_note's reading of the title, the label, the purpose, the date and the links."""
+
+    def __init__(self) -> None:
+        self.in_fence = False
+        self.title: tuple[str, int] | None = None  # the first level-one heading
+        self.first_heading: tuple[str, int] | None = None
+        self.under: dict[int, tuple[int, tuple[str, ...]] | None] = {}  # heading line -> label under it
+        self.waiting: list[int] = []  # headings whose next non-blank line is not yet seen
+        self.long_nonblank = False
+        self.label_lines: set[int] = set()
+        self.first_label: int | None = None
+        self.purpose = ""
+        self.date: str | None = None
+        self.md: list[str] = []
+        self.wiki: list[str] = []
+
+    def take(self, i: int, text: str, first: bool, last: bool) -> None:
+        self._links(text)
+        if not (first and last):  # a long line: prose, but it may end a heading's wait
+            self.long_nonblank = self.long_nonblank or bool(text.strip())
+            if last:
+                self._resolve(i, None if self.long_nonblank else "")
+                self.long_nonblank = False
+            return
+        self._resolve(i, text)
+        if self.title is None:
+            if _FENCE.match(text):
+                self.in_fence = not self.in_fence
+            elif not self.in_fence:
+                m = _HEADING.match(text)
+                if m:
+                    if len(m.group(1)) == 1:
+                        self.title = (heading_text(m), i)
+                        self.waiting.append(i)
+                    elif self.first_heading is None:
+                        self.first_heading = (heading_text(m), i)
+                        self.waiting.append(i)
+        if _LABEL.match(text):
+            self.label_lines.add(i)
+            if self.first_label is None:
+                self.first_label = i
+        elif not self.purpose:
+            pm = _PURPOSE.match(text)
+            if pm:
+                self.purpose = pm.group(2).strip().strip("*").strip()
+        if self.date is None:
+            dm = _DATE.match(text)
+            if dm:
+                self.date = dm.group(2)
+
+    def _resolve(self, i: int, text: str | None) -> None:
+        """The first non-blank line after a heading settles whether a label stands under it."""
+        if not self.waiting or (text is not None and not text.strip()):
+            return
+        m = _LABEL.match(text) if text is not None else None
+        for h in self.waiting:
+            if h < i:
+                self.under[h] = (i, split_keys(m.group(2))) if m else None
+        self.waiting = [h for h in self.waiting if h >= i]
+
+    def _links(self, text: str) -> None:
+        if "[" not in text:
+            return
+        for m in _MD_LINK.finditer(text):
+            t = m.group(1)
+            if "://" in t or t.startswith(("mailto:", "#")):
+                continue
+            self.md.append(t.split("#", 1)[0])
+        self.wiki.extend(m.group(1).strip() for m in _WIKI_LINK.finditer(text))
+
+    def raw_title(self) -> str:
+        t = self.title or self.first_heading
+        return t[0] if t else ""
+
+    def note(self, rel: str) -> Note:
+        t = self.title or self.first_heading
+        title, title_line = (t[0], t[1]) if t else ("", None)
+        label_line, under, keys = None, False, ()
+        if title_line is not None and self.under.get(title_line):
+            label_line, keys = self.under[title_line]
+            under = True
+        if label_line is None:
+            label_line = self.first_label
+        problems = ("the Search for: line has no keys",) if under and not keys else ()
+        links = tuple(dict.fromkeys(t for t in self.md + self.wiki if t))
+        return Note(
+            relpath=rel,
+            title=title or PurePosixPath(rel).stem,
+            keys=keys,
+            purpose=self.purpose,
+            is_entry=under and bool(keys),
+            label_line=None if label_line is None else label_line + 1,
+            label_under_title=under,
+            title_line=None if title_line is None else title_line + 1,
+            sections=(),
+            links=links,
+            date=self.date,
+            species=species_of(rel),
+            problems=problems,
+        )
+
+
+class _Windows:
+    """chunking.windows() over a section that arrives in pieces: the same cuts, one window held."""
+
+    def __init__(self) -> None:
+        self.buf = ""  # the text from the current window's start, trailing space held back
+        self.more: list[str] = []
+        self.more_len = 0
+        self.ws = ""  # trailing whitespace, kept until more text follows (the body is stripped)
+        self.started = False  # leading whitespace dropped, and some text seen
+        self.cut = False
+        self.lines = 0
+
+    def feed(self, s: str, *, new_line: bool) -> list[str]:
+        if new_line:
+            if self.lines:
+                s = "\n" + s
+            self.lines += 1
+        if not self.started:
+            s = s.lstrip()
+            if not s:
+                return []
+            self.started = True
+        core = s.rstrip()
+        if not core:
+            self.ws += s
+            return []
+        self.more.append(self.ws + core)
+        self.more_len += len(self.ws) + len(core)
+        self.ws = s[len(core):]
+        if len(self.buf) + self.more_len > CHUNK_CHARS:
+            return self._cuts()
+        return []
+
+    def _cuts(self) -> list[str]:
+        buf = self.buf + "".join(self.more)
+        self.more, self.more_len = [], 0
+        out = []
+        pos = 0
+        while len(buf) - pos > CHUNK_CHARS:  # the text runs past this window: cut it
+            end = pos + CHUNK_CHARS
+            blank = buf.rfind("\n\n", end - _CUT_SLACK, end)
+            if blank > pos + CHUNK_OVERLAP:
+                end = blank
+            piece = buf[pos:end].strip()
+            if piece:
+                out.append(piece)
+            self.cut = True
+            pos = max(end - CHUNK_OVERLAP, pos + 1)
+        self.buf = buf[pos:]
+        return out
+
+    def finish(self) -> list[str]:
+        out = self._cuts()
+        if not self.started:
+            return out
+        if not self.cut:
+            return out + ([self.buf] if self.buf.strip() else [])
+        piece = self.buf.strip()
+        return out + ([piece] if piece else [])
