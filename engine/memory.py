@@ -51,6 +51,8 @@ from .textindex import FileRecord, IndexReport, TextIndex
 # of the ordering it sees, never what the ordering is.
 RANK_CANDIDATE_POOL = 50
 DEFAULT_TOP = 5
+# A note of more chunks than this is searched for its passages rather than read whole.
+PASSAGE_SCAN_CHUNKS = 2_000
 # The cycle collector's full passes walk every live container. At 60,000 chunks a snapshot
 # and the caches filled while building it are ~60,000 of them, and a heavy question
 # allocates enough to set a pass off every few dozen asks: ~50 ms each (measured), most of
@@ -430,10 +432,8 @@ class Memory:
         idx = self.indexes.get(base)
         if idx is None:
             return []
-        chunks = idx.chunks_of(path)
-        ranked = sorted(
-            enumerate(chunks), key=lambda ic: (-count_hits(ic[1][0] + " " + ic[1][1], terms), ic[0])
-        )
+        chunks = idx.passage_candidates(path, terms, PASSAGE_SCAN_CHUNKS)
+        ranked = sorted(chunks, key=lambda ic: (-count_hits(ic[1][0] + " " + ic[1][1], terms), ic[0]))
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:

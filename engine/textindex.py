@@ -353,6 +353,12 @@ class TextIndex:
     def chunks_of(self, path: str) -> list[tuple[str, str, int]]:
         return self._guard(_chunks_of, path)
 
+    def passage_candidates(self, path: str, terms: list[str], cap: int) -> list[tuple[int, tuple[str, str, int]]]:
+        """(ordinal, chunk) for the chunks of a note that can hold the question's words: all of a
+        note of up to `cap` chunks; of a longer one (a 50 MB note makes 45,000), the `cap` that
+        FTS5 matches best and the first few, so a passage never costs reading the whole note."""
+        return self._guard(_passage_candidates, path, terms, cap)
+
     # -- writing ---------------------------------------------------------------------
 
     def stale(self) -> bool:
@@ -675,6 +681,24 @@ def _chunks_of(con: sqlite3.Connection, path: str) -> list[tuple[str, str, int]]
         "SELECT heading_path, body, line FROM chunks WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
         (lo, lo + (1 << FILE_SHIFT)),
     ).fetchall()
+
+
+def _passage_candidates(con: sqlite3.Connection, path: str, terms: list[str], cap: int):
+    row = con.execute("SELECT id, chunks FROM files WHERE path = ?", (path,)).fetchone()
+    if not row:
+        return []
+    lo = row[0] << FILE_SHIFT
+    span = (lo, lo + (1 << FILE_SHIFT))
+    cols = "SELECT rowid, heading_path, body, line FROM chunks WHERE rowid >= ? AND rowid < ?"
+    if row[1] <= cap:
+        rows = con.execute(cols + " ORDER BY rowid", span).fetchall()
+    else:
+        found = {r[0]: r for r in con.execute(cols + " ORDER BY rowid LIMIT 8", span)}
+        if terms:
+            for r in con.execute(cols + " AND chunks MATCH ? ORDER BY rank LIMIT ?", (*span, fts_expression(terms), cap)):
+                found[r[0]] = r
+        rows = sorted(found.values())
+    return [(r[0] - lo, (r[1], r[2], r[3])) for r in rows]
 
 
 def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[str | None, bytes | None, str | None]:
