@@ -487,8 +487,11 @@ def _tuple_of(raw: str) -> tuple[str, ...]:
 
 
 def fts_expression(terms: list[str]) -> str:
-    """Every term quoted: a question's words are words, never FTS5 query syntax."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """Every term quoted: a question's words are words, never FTS5 query syntax.
+
+    A NUL would end the expression inside its quotes (FTS5 reads a C string): it is dropped.
+    """
+    return " OR ".join('"' + t.replace("\x00", "").replace('"', '""') + '"' for t in terms)
 
 
 def _varint(blob: bytes, i: int = 0) -> tuple[int, int]:
