@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from .normalize import terms
 
@@ -75,9 +74,17 @@ def make_entry(base: str, path: str, title: str, purpose: str, species: str, key
         one_word_keys=frozenset(one),
         phrases=tuple(phrases),
         title_words=frozenset(terms(title)),
-        stem_words=frozenset(terms(PurePosixPath(path).stem)),
+        stem_words=frozenset(terms(_stem(path))),
         purpose_words=frozenset(terms(purpose)),
     )
+
+
+def _stem(path: str) -> str:
+    """PurePosixPath(path).stem for an index's clean relative path, without building a Path
+    (a fifth of the catalogue's build at 5,000 entries)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 @dataclass(frozen=True)
@@ -103,9 +110,10 @@ class Catalogue:
     def __init__(self, entries: list[Entry]):
         self.entries: tuple[Entry, ...] = tuple(sorted(entries, key=lambda e: e.id))
         self.n = len(self.entries)
+        vocabularies = [e.vocabulary for e in self.entries]  # a union of four sets: made once
         df: dict[str, int] = defaultdict(int)
-        for e in self.entries:
-            for w in e.vocabulary:
+        for vocabulary in vocabularies:
+            for w in vocabulary:
                 df[w] += 1
         self.df = dict(df)
         self._idf: dict[str, float] = {}
@@ -114,7 +122,7 @@ class Catalogue:
         # first word of a phrase -> [(entry index, phrase as written, phrase terms, " terms ")]
         phrase_index: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = defaultdict(list)
         for i, e in enumerate(self.entries):
-            for w in e.vocabulary:
+            for w in vocabularies[i]:
                 in_title, in_stem, in_purpose = w in e.title_words, w in e.stem_words, w in e.purpose_words
                 other = (W_TITLE if in_title else 0.0) + (W_STEM if in_stem else 0.0) + (W_PURPOSE if in_purpose else 0.0)
                 postings[w].append((i, w in e.one_word_keys, other, in_title | in_stem << 1 | in_purpose << 2))

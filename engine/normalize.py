@@ -20,6 +20,8 @@ _SPLIT = re.compile(r"[\W_]+")
 @lru_cache(maxsize=65536)
 def fold(text: str) -> str:
     """Lower-case and strip diacritics; what is left outside ASCII stays as it is."""
+    if text.isascii():
+        return text.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
