@@ -42,6 +42,10 @@ FTS5_AVERAGES_ID = 1
 SHORTCUT_ABOVE_CHUNKS = 10_000
 SHORTCUT_CHUNKS = 200
 MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
+# A stat vouches for a note only if the note is older than this before the last update began:
+# on a coarse clock (FAT keeps 2 s, many kernels a few ms) an edit that keeps the size can keep
+# the mtime too, and would otherwise never be read. Younger notes are hashed again (cheap).
+RACY_NS = 2_000_000_000
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -367,12 +371,15 @@ class TextIndex:
         known = self._guard(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
         known_skips = self._guard(lambda c: _meta_get(c, "skipped_stats")) or "{}"
         skips = json.loads(known_skips)
+        racy_from = self._guard(_racy_from)
         for rel, st in on_disk.items():
             sig = f"{st.st_mtime_ns}:{st.st_size}"
             if is_map_file(rel):
                 continue
             if known.get(rel) != sig and skips.get(rel) != sig:
                 return True
+            if racy_from is not None and st.st_mtime_ns >= racy_from:
+                return True  # same stat, but too young for the stat to prove the same content
         return any(rel not in on_disk for rel in known)
 
     def update(self, *, force: bool = False) -> IndexReport:
@@ -458,6 +465,12 @@ def is_damage(e: sqlite3.DatabaseError) -> bool:
     if isinstance(e, sqlite3.OperationalError) and not any(w in str(e) for w in _DAMAGE_WORDS):
         return False
     return True
+
+
+def _racy_from(con: sqlite3.Connection) -> int | None:
+    """Notes with an mtime at or after this may have changed without their stat showing it."""
+    last = _meta_get(con, "indexed_at_ns")
+    return int(last) - RACY_NS if last else None
 
 
 def _meta_get(con: sqlite3.Connection, key: str) -> str | None:
@@ -731,15 +744,18 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
 
 
 def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
+    started_ns = time.time_ns()
     on_disk, list_problems = list_notes(root)
     report.skipped.extend(list_problems)
-    known = {
-        r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), r[6])
-        for r in con.execute("SELECT path, id, mtime_ns, size, hash, is_entry, chunks FROM files")
-    }
     skipped_stats: dict[str, str] = {}
     con.execute("BEGIN IMMEDIATE")
     try:
+        # Read under the write lock: another process may have indexed while this one waited.
+        known = {
+            r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), r[6])
+            for r in con.execute("SELECT path, id, mtime_ns, size, hash, is_entry, chunks FROM files")
+        }
+        racy_from = _racy_from(con)
         for rel in sorted(known):
             if rel not in on_disk or is_map_file(rel):
                 _delete_file(con, known[rel][0])
@@ -749,7 +765,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
                 continue
             sig = (st.st_mtime_ns, st.st_size)
             old = known.get(rel)
-            if old and not force and (old[1], old[2]) == sig:
+            if old and not force and (old[1], old[2]) == sig and (racy_from is None or sig[0] < racy_from):
                 _count_kept(con, old, rel, report)
                 continue
             # A large note is read in two bounded passes (engine/bignote.py), never whole.
@@ -778,6 +794,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
         )
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
         # Remembered so a later answer still says which notes it could not read.
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped', ?)",
