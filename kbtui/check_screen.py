@@ -86,7 +86,8 @@ class CheckScreen(Screen):
                 Text(one_line(str(getattr(f, "message", ""))), overflow="ellipsis", no_wrap=True),
                 key=str(i),
             )
-        title = Text(" Check ", style="bold reverse")
+        title = Text()
+        title.append(" Check ", style="bold reverse")
         summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in sorted(counts.items())) or "no findings"
         title.append(f"  {summary}", style="bold")
         self.query_one("#check-title", Static).update(title)

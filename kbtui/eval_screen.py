@@ -35,6 +35,8 @@ def summary_text(report) -> Text:
         t.append(head, style="bold")
         style = "bold" if "OVERLAPS" in rest or "SEPARATES" in rest else ""
         t.append(rest + "\n", style=style)
+    if not report.fused_us:
+        t.append("\nSPEED  not measured here (snapshot mode): run kb eval for the timings", style="dim")
     t.rstrip()
     return t
 
@@ -133,7 +135,8 @@ class EvalScreen(Screen):
             return
         r = self.report = message.report
         bar.update(total=1, progress=1)
-        title = Text(" Eval ", style="bold reverse")
+        title = Text()
+        title.append(" Eval ", style="bold reverse")
         title.append(f"  {len(r.graded)} questions, {len(r.answerable)} answerable", style="bold")
         title.append(f"  {r.entries} entries across {r.agents} agents", style="dim")
         self.query_one("#eval-title", Static).update(title)

@@ -42,6 +42,10 @@ class _Wanted:
 
 
 class MainScreen(Screen):
+    # The never-blocks test's control: True runs the very same ask on the UI thread, which
+    # must be seen to stall key handling, so the probe is known to detect a stall.
+    ask_on_ui_thread = False
+
     BINDINGS = [
         Binding("f6", "next_pane", "Pane", id="main.next_pane"),
         Binding("escape", "focus_question", "Question", show=False, id="main.question"),
@@ -156,10 +160,16 @@ class MainScreen(Screen):
             self._show_empty()
             return
         self._busy = True
-        self._ask(wanted.qid, wanted.question, wanted.submitted)
+        if self.ask_on_ui_thread:
+            self._ask_now(wanted.qid, wanted.question, wanted.submitted)
+        else:
+            self._ask(wanted.qid, wanted.question, wanted.submitted)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ask", description="ask")
     def _ask(self, qid: int, question: str, submitted: bool) -> None:
+        self._ask_now(qid, question, submitted)
+
+    def _ask_now(self, qid: int, question: str, submitted: bool) -> None:
         app = self.app
         # A miss is recorded only when the person presses Enter: the prefixes typed on
         # the way to a question are not questions anybody asked.

@@ -71,7 +71,8 @@ class MissesScreen(Screen):
 
     def on_misses_loaded(self, message: MissesLoaded) -> None:
         self.entries = message.entries
-        title = Text(" Misses ", style="bold reverse")
+        title = Text()
+        title.append(" Misses ", style="bold reverse")
         total = sum(r.entry.count for r in message.entries)
         title.append(f"  {len(message.entries)} questions, asked {total} times", style="bold")
         title.append("  kb-misses.txt, most asked first; private, git-ignored", style="dim")

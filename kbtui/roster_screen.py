@@ -89,7 +89,8 @@ class RosterScreen(Screen):
     def on_roster_loaded(self, message: RosterLoaded) -> None:
         name = self.app.memory.settings.get("name") or ""
         role = self.app.memory.settings.get("role") or ""
-        title = Text(" Roster ", style="bold reverse")
+        title = Text()
+        title.append(" Roster ", style="bold reverse")
         if name:
             title.append(f"  {one_line(name)}", style="bold")
         if role:

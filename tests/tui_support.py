@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from textual.worker import WorkerCancelled
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
@@ -42,7 +43,10 @@ async def settle(pilot, *, rounds: int = 3) -> None:
         # (An empty list would mean "all" to wait_for_complete, the watcher included.)
         busy = [w for w in app.workers if w.group != "watch"]
         if busy:
-            await app.workers.wait_for_complete(busy)
+            try:
+                await app.workers.wait_for_complete(busy)
+            except WorkerCancelled:
+                pass  # superseded by a newer question (exclusive=True): its answer is dropped anyway
         await pilot.pause()
 
 

@@ -1,0 +1,144 @@
+"""Snapshots of the reading room's screens and states, each at 80x24 and 120x40.
+
+The SVGs live in the repository's top-level snapshots/test_tui_snapshots/ (not syrupy's
+__snapshots__ beside this file). Each app runs on a tmp copy of the demo in stable mode (no timings, no SPEED
+block), workers are awaited before the picture and the cursor does not blink, so a picture
+changes only when the screen does. `pytest --snapshot-update` rewrites them: look first.
+"""
+
+from __future__ import annotations
+
+import pytest
+import pytest_textual_snapshot as pts
+
+from tests.tui_support import REPO, add_flawed_note, demo_copy, make_app, ready, settle, wait_for
+
+SIZES = [(80, 24), (120, 40)]
+MISS_LOG = (
+    "# kb-misses.txt\n"
+    "3\t2026-08-30\t2026-09-01\thow do I roll back\n"
+    "    looked like: backup do banco, database backup, parar o scroll, stop the scroll\n"
+    "1\t2026-09-02\t2026-09-02\tme conta uma piada\n"
+    "    looked like: (nothing)\n"
+)
+
+
+class RepoSnapshots(pts.SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        # snapshots/<test module>/: syrupy relates a file to its test by the folder's name,
+        # which is also how it finds snapshots no test uses any more.
+        return str(REPO / "snapshots" / test_location.basename)
+
+
+@pytest.fixture(autouse=True)
+def _snapshots_in_repo(monkeypatch):
+    # snap_compare looks the extension up by this name when it is called.
+    monkeypatch.setattr(pts, "SVGImageExtension", RepoSnapshots)
+
+
+async def _type(pilot, question: str, *, enter: bool = False) -> None:
+    await ready(pilot)
+    await pilot.press(*question)
+    if enter:
+        await pilot.press("enter")
+    await settle(pilot)
+
+
+def _ids(size):
+    return f"{size[0]}x{size[1]}"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_hit(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+    assert snap_compare(app, terminal_size=size,
+                        run_before=lambda p: _type(p, "quem decide se um deploy pode ir pra producao"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_guess(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+
+    async def before(pilot):
+        await _type(pilot, "publishing rhythm")
+        if size == (80, 24):
+            await pilot.press("f6", "f6")  # the gate pane: why it is a guess
+            await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_nothing_with_suggestions(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+    assert snap_compare(app, terminal_size=size, run_before=lambda p: _type(p, "how do I roll back", enter=True))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_reader(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+
+    async def before(pilot):
+        await _type(pilot, "quem decide se um deploy pode ir pra producao", enter=True)
+        await pilot.press("enter")
+        await settle(pilot)
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "ReaderScreen" and pilot.app.screen.best_line)
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_eval_after_run(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_check(snap_compare, tmp_path, size):
+    fleet = demo_copy(tmp_path)
+    add_flawed_note(fleet)
+    app = make_app(fleet)
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_misses(snap_compare, tmp_path, size):
+    fleet = demo_copy(tmp_path)
+    (fleet / "kb-misses.txt").write_text(MISS_LOG)  # fixed dates: the picture must not age
+    app = make_app(fleet)
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f4")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_roster(snap_compare, tmp_path, size):
+    app = make_app(demo_copy(tmp_path))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
