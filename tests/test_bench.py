@@ -1,0 +1,171 @@
+"""`kb bench` and the pieces of the text index it measures. Runs on tiny haystacks; nothing
+here asserts a speed (speed on a shared machine is reported by the bench, not tested)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import engine.textindex as ti
+from engine.bench import dist, load_questions, p95
+from engine.cli import main as kb
+from engine.haystack import generate
+from engine.memory import Memory
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("bench") / "h240"
+    generate(root, 240, seed=5, bases=2, questions=24)
+    return root
+
+
+def _run(capsys, *args: str) -> str:
+    assert kb(["bench", *args]) == 0
+    return capsys.readouterr().out
+
+
+def test_bench_prints_its_table(tiny, capsys):
+    out = _run(capsys, str(tiny), "--repeat", "1", "--no-bm25s", "--quiet")
+    for line in ("keyword leg", "text leg (every base)", "fused answer (Memory.ask)", "bare FTS5 ORDER BY rank",
+                 "fused p95 / bare p95", "pruning   above 10,000 chunks", "index     full build",
+                 "no-op re-index", "kb route --json wall", "peak RSS"):
+        assert line in out, line
+    assert "240 chunks" in out and "24 (" in out  # the haystack's own questions.tsv
+
+
+def test_bench_json_is_data(tiny, capsys):
+    r = json.loads(_run(capsys, str(tiny), "--json", "--repeat", "1", "--no-fresh", "--no-index", "--quiet"))
+    assert r["fleet"]["chunks"] == 240 and r["fleet"]["bases"] == 2
+    assert r["questions"]["n"] == 24
+    for leg in ("keyword", "text", "fused", "fts5_bare", "fts5_bare_bm25"):
+        d = r["latency_ms"][leg]
+        assert d["n"] == 24 and 0 <= d["median"] <= d["p95"] <= d["max"]
+    assert r["ratio"]["fused_p95_to_bare_p95"] > 0
+    assert r["pruning"]["bases_above"] == [] and "off" not in r["pruning"]
+    assert r["machine"]["cpus"] >= 1 and len(r["machine"]["load_before"]) == 3
+    if r["bm25s"]["available"]:  # the optional `bench` extra
+        assert r["bm25s"]["top10_agreement"] > 0.9
+    else:
+        assert "pip install" in r["bm25s"]["note"]
+
+
+def test_a_question_file_and_a_plot(tiny, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    qfile = tmp_path / "qs.txt"
+    qfile.write_text("# comment\nvitamin cost\nzwqx kryptz\n\n", encoding="utf-8")
+    saved = tmp_path / "r.json"
+    saved.write_text(_run(capsys, str(tiny), "--questions", str(qfile), "--json", "--repeat", "1",
+                          "--no-fresh", "--no-index", "--no-bm25s", "--quiet"), encoding="utf-8")
+    assert json.loads(saved.read_text())["questions"]["n"] == 2
+    png = tmp_path / "lat.png"
+    out = _run(capsys, "--from", str(saved), "--plot", str(png), "--quiet")
+    assert "fused answer" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_sweep_generates_measures_and_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "sweep.svg"
+    out = _run(capsys, "--sweep", "60,120", "--dir", str(tmp_path / "hay"), "--bases", "2", "--sweep-questions", "8",
+               "--repeat", "1", "--no-fresh", "--no-index", "--no-bm25s", "--plot", str(svg), "--quiet")
+    assert "growth, per haystack" in out
+    assert out.count("kb bench  ") == 2
+    assert (tmp_path / "hay" / "h60-s8-b2" / "haystack.json").is_file()
+    assert svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_bad_input_is_one_line(tmp_path, capsys):
+    assert kb(["bench"]) != 0
+    assert "name a base or a fleet root" in capsys.readouterr().err
+    assert kb(["bench", "--sweep", "1k,abc"]) != 0
+    assert "not a chunk count" in capsys.readouterr().err
+    empty = tmp_path / "q.txt"
+    empty.write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(Exception, match="no questions"):
+        load_questions(empty)
+
+
+def test_statistics():
+    assert p95([float(i) for i in range(1, 101)]) == 95.0
+    assert dist([]) ["n"] == 0
+    d = dist([3.0, 1.0, 2.0])
+    assert (d["median"], d["max"], d["n"]) == (2.0, 3.0, 3)
+
+
+# -- the index pieces the speed work added ---------------------------------------------------
+
+
+def test_chunk_total_is_what_count_star_says(tiny, demo):
+    for fleet in (tiny, demo):
+        m = Memory(fleet)
+        m.snapshot()
+        for idx in m.indexes.values():
+            con = idx.conn()
+            assert ti.chunk_total(con) == con.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+
+
+def test_pruning_is_off_below_the_threshold_and_on_above_it(tiny):
+    m = Memory(tiny)
+    m.snapshot()
+    big = max(m.indexes.values(), key=lambda i: i.chunk_count())
+    con = big.conn()
+    total = big.chunk_count()
+    assert total < ti.PRUNE_ABOVE_CHUNKS
+    common = [t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * ti.PRUNE_DF_FRACTION]
+    rare = [t for t, d in con.execute("SELECT term, doc FROM chunks_vocab WHERE doc = 1 LIMIT 3")]
+    assert common and rare
+    terms = common[:3] + rare
+    assert big.sent_terms(terms) == terms  # the seed's threshold: 10,000 chunks
+    big.prune_above = total - 1  # one chunk over it
+    assert big.sent_terms(terms) == rare
+    hits, sent = big.search(terms, 50)
+    assert sent == rare and hits
+    big.prune_above = total
+    assert big.sent_terms(terms) == terms  # "above", not "at"
+
+
+def test_the_frequency_table_matches_the_probes_and_expires(tiny, tmp_path):
+    m = Memory(tiny)
+    m.snapshot()
+    idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
+    con = idx.conn()
+    total = ti.chunk_total(con)
+    stored = ti._common_terms(con, ti._averages(con))
+    probed = {t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * ti.PRUNE_DF_FRACTION}
+    assert stored == probed and stored
+    words = sorted(probed)[:5] + ["zwqx", "a"]
+    with_table = ti.terms_to_send(con, words, 0)
+    # Any change to the chunks moves FTS5's averages record: the table no longer applies,
+    # and the probes (the same answer) are asked instead, until the next update restores it.
+    con.execute("INSERT INTO chunks(rowid, heading_path, body, line) VALUES (?, 'x', 'zwqx words', 1)",
+                ((1 << 40) + 1,))
+    assert ti._common_terms(con, ti._averages(con)) is None
+    con.execute("DELETE FROM chunks WHERE rowid = ?", ((1 << 40) + 1,))
+    assert ti.terms_to_send(con, words, 0) == with_table
+    con.execute("DELETE FROM meta WHERE key = 'common_terms'")
+    assert ti.terms_to_send(con, words, 0) == with_table  # no table at all: probes
+    ti.refresh_common_terms(con)
+    assert ti._common_terms(con, ti._averages(con)) == probed
+
+
+def test_a_read_only_index_still_prunes_by_probing(tiny):
+    m = Memory(tiny)
+    m.snapshot()
+    idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
+    con = idx.conn()
+    words = [t for t, _ in con.execute("SELECT term, doc FROM chunks_vocab ORDER BY doc DESC LIMIT 4")] + ["zwqx"]
+    expected = ti.terms_to_send(con, words, 0)
+    assert expected == ["zwqx"] or len(expected) < len(words)
+    con.execute("DELETE FROM meta WHERE key = 'common_terms'")
+    ro = sqlite3.connect(idx.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
+    try:
+        ti.refresh_common_terms(ro)  # cannot write the table: says nothing, changes nothing
+        assert ti._common_terms(ro, ti._averages(ro)) is None
+        assert ti.terms_to_send(ro, words, 0) == expected
+    finally:
+        ro.close()
+    ti.refresh_common_terms(con)
