@@ -26,9 +26,9 @@ def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT
     folded = fold(flat)
     pos = -1
     for t in terms:
-        m = re.search(r"(?<![0-9a-z])" + re.escape(t) + r"(?![0-9a-z])", folded)
-        if m and (pos < 0 or m.start() < pos):
-            pos = m.start()
+        at = next(_bounded(folded, t), -1)
+        if at >= 0 and (pos < 0 or at < pos):
+            pos = at
     if pos < 0 or len(flat) <= width:
         body = flat[:width]
         tail = " ..." if len(flat) > width else ""
@@ -53,4 +53,21 @@ def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT
 
 def count_hits(text: str, terms: list[str]) -> int:
     folded = fold(text)
-    return sum(len(re.findall(r"(?<![0-9a-z])" + re.escape(t) + r"(?![0-9a-z])", folded)) for t in terms)
+    return sum(1 for t in terms for _ in _bounded(folded, t))
+
+
+_ALNUM = frozenset("0123456789abcdefghijklmnopqrstuvwxyz")
+
+
+def _bounded(folded: str, t: str):
+    """Where `t` stands as a word (no ASCII letter or digit either side), left to right and
+    not overlapping: re's `(?<![0-9a-z])t(?![0-9a-z])`, without compiling a pattern per word
+    (a pasted question of 25,000 distinct words compiled 125,000 of them: 4 s an answer)."""
+    n, k = len(folded), len(t)
+    i = folded.find(t)
+    while i >= 0:
+        if (i == 0 or folded[i - 1] not in _ALNUM) and (i + k >= n or folded[i + k] not in _ALNUM):
+            yield i
+            i = folded.find(t, i + k)
+        else:
+            i = folded.find(t, i + 1)
