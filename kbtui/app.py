@@ -126,9 +126,12 @@ class KbApp(App):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="reindex", description="reindex")
     def _reindex(self, changes) -> None:
+        before = self.memory.snapshot().records  # to tell an edit from an add: editors often replace files
+        known = {str(self.memory.fleet.bases[i].root / p) for i, b in enumerate(self.memory.fleet.bases)
+                 for p in before.get(b.name, {})}
         reports = self.memory.refresh()
-        problems = tuple(s for r in reports for s in r.skipped)
-        self.post_message(FleetChanged(describe_changes(changes, self.memory.fleet.root), problems))
+        problems = tuple(f"{r.base}/{s}" for r in reports for s in r.skipped)
+        self.post_message(FleetChanged(describe_changes(changes, self.memory.fleet.root, known), problems))
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         if message.changes:

@@ -74,7 +74,9 @@ class MissesScreen(Screen):
         title = Text()
         title.append(" Misses ", style="bold reverse")
         total = sum(r.entry.count for r in message.entries)
-        title.append(f"  {len(message.entries)} questions, asked {total} times", style="bold")
+        n = len(message.entries)
+        title.append(f"  {n} question{'s' if n != 1 else ''}, asked {total} time{'s' if total != 1 else ''}",
+                     style="bold")
         title.append("  kb-misses.txt, most asked first; private, git-ignored", style="dim")
         self.query_one("#misses-title", Static).update(title)
         table = self.query_one(DataTable)

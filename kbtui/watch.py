@@ -22,8 +22,11 @@ def is_watched(path: str) -> bool:
     return name.endswith(".md") or name in _WATCHED_TXT
 
 
-def describe_changes(changes, root: Path) -> tuple[str, ...]:
-    """("edited zed/knowledge/x.md", ...) from watchfiles' (Change, path) pairs."""
+def describe_changes(changes, root: Path, known: set[str] | frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """("edited zed/knowledge/x.md", ...) from watchfiles' (Change, path) pairs.
+
+    `known` holds the paths indexed before: an editor that saves by replacing the file shows
+    up as "added", and a note that was already there and still is was edited, not added."""
     verbs = {1: "added", 2: "edited", 3: "deleted"}  # watchfiles.Change values
     out = []
     seen = set()
@@ -33,6 +36,8 @@ def describe_changes(changes, root: Path) -> tuple[str, ...]:
         except ValueError:
             rel = path
         verb = verbs.get(int(change), "changed")
+        if path in known and os.path.exists(path):
+            verb = "edited"
         key = (verb, rel)
         if key not in seen:
             seen.add(key)
