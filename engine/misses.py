@@ -44,8 +44,12 @@ class MissEntry:
 
 
 def one_line(question: str) -> str:
-    """A question as one log line: no tabs, no newlines, no control characters."""
-    return re.sub(r"[\x00-\x1f\x7f]+", " ", question).strip()
+    """A question as one log line: no tabs, no newlines, no control characters.
+
+    C1 controls and U+2028/U+2029 too: str.splitlines() breaks a line at U+0085 and both
+    separators, so a question holding one was read back cut short and never counted again.
+    """
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", question).strip()
 
 
 def question_key(question: str) -> str:
