@@ -250,7 +250,8 @@ class TextIndex:
                         con.execute(statement)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            if con.in_transaction:  # a failed COMMIT (a full disk) has rolled back already
+                con.execute("ROLLBACK")
             raise
 
     def _in_memory(self, why: str) -> sqlite3.Connection:
@@ -578,7 +579,8 @@ def refresh_common_terms(con: sqlite3.Connection) -> None:
             )
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            if con.in_transaction:
+                con.execute("ROLLBACK")
             raise
     except sqlite3.OperationalError:
         pass  # read-only or busy: the table is a shortcut, and the probes give the same answer
@@ -802,7 +804,10 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
         )
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        # A COMMIT that fails on a full disk has already rolled back, and a second ROLLBACK
+        # would raise over the error that says what happened.
+        if con.in_transaction:
+            con.execute("ROLLBACK")
         raise
     refresh_common_terms(con)
     report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
