@@ -381,7 +381,8 @@ class TextIndex:
                 return True
             if racy_from is not None and st.st_mtime_ns >= racy_from:
                 return True  # same stat, but too young for the stat to prove the same content
-        return any(rel not in on_disk for rel in known)
+        # A note that was skipped and is gone must leave the skipped list too.
+        return any(rel not in on_disk for rel in known) or any(rel not in on_disk for rel in skips)
 
     def update(self, *, force: bool = False) -> IndexReport:
         """Bring the index up to date with the markdown. The markdown is only ever read."""

@@ -83,3 +83,13 @@ def test_a_label_not_under_the_title_does_not_make_an_entry(tmp_path):
     a = json.loads(run_kb("route", "kettle", str(base), "--json").stdout)
     assert a["keyword_top"] == "b/c.md"
     assert "b/a.md" in a["unreachable"]
+
+
+def test_a_skipped_note_that_is_deleted_leaves_the_skipped_list(demo):
+    bad = demo / "zed" / "knowledge" / "broken.md"
+    bad.write_bytes(b"# Broken\n\xff\xfe\n")
+    first = json.loads(run_kb("route", "deploy", str(demo), "--json").stdout)
+    assert any("broken.md" in s for s in first["skipped"])
+    bad.unlink()
+    second = json.loads(run_kb("route", "deploy", str(demo), "--json").stdout)
+    assert second["skipped"] == []
