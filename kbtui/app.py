@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 import shlex
 import sys
 from pathlib import Path
@@ -121,8 +122,19 @@ class KbApp(App):
         paths = [str(b.root) for b in self.memory.fleet.bases]
         if root not in [b.root for b in self.memory.fleet.bases]:
             paths.append(str(root))
-        async for changes in awatch(*paths, watch_filter=lambda _c, p: is_watched(p), debounce=200, step=50):
+        # The watcher's thread polls this event: set on exit, so shutting down never waits on a
+        # blocked watch (without it a test run was seen to hang at exit).
+        self._watch_stop = threading.Event()
+        async for changes in awatch(
+            *paths, watch_filter=lambda _c, p: is_watched(p), debounce=200, step=50,
+            stop_event=self._watch_stop, rust_timeout=500,
+        ):
             self._reindex(sorted(changes))
+
+    def on_unmount(self) -> None:
+        stop = getattr(self, "_watch_stop", None)
+        if stop is not None:
+            stop.set()
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="reindex", description="reindex")
     def _reindex(self, changes) -> None:
