@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 
 # C0 controls except newline, C1 controls, DEL. Tabs become spaces first (they are layout).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# And the bidi overrides and isolates (U+202A-E, U+2066-9): a terminal that honours them shows
+# text in an order other than the note's (the CLI's `printable` refuses them too).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 REPLACEMENT = "\ufffd"
 
 
