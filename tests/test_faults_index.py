@@ -227,6 +227,32 @@ def test_the_index_folder_is_a_file_or_the_index_a_directory(tmp_path):
     assert tree_hash(fleet) == before
 
 
+def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
+    """A read that fails as the disk fails (not damage: deleting would not help) serves the
+    answer from an index built in memory, and says so (TextIndex._guard's own fallback)."""
+    fleet = _built(tmp_path)
+    mem = Memory(fleet)
+    truth = mem.ask(DEPLOY_Q, record_miss=False)
+    idx = mem.indexes["zed"]
+    real = idx.conn()
+
+    class FailingDisk:
+        def execute(self, *a, **kw):
+            raise sqlite3.OperationalError("disk I/O error")
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    idx._local.con = FailingDisk()
+    a = mem.ask(DEPLOY_Q, record_miss=False)
+    assert [r.id for r in a.results] == [r.id for r in truth.results]
+    assert idx.memory_reason is not None and "disk I/O error" in idx.memory_reason
+    mem.refresh()
+    assert "zed/.kb/index.db: cannot be written (disk I/O error); indexed in memory for this run" in (
+        mem.ask(DEPLOY_Q, record_miss=False).skipped
+    )
+
+
 # -- locks -----------------------------------------------------------------------------
 
 _HOLDER = r"""
