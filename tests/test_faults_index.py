@@ -40,6 +40,8 @@ from engine.memory import Memory
 from engine.textindex import SCHEMA_VERSION, TextIndex
 
 BASES = ("steve", "yaron", "zed")
+GOLD_QUESTIONS = [ln.split("\t")[0] for ln in (Path(__file__).resolve().parent.parent / "examples" / "demo" / "gold.tsv")
+                  .read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
 
 
 def _age(root: Path, seconds: int = 3600) -> None:
@@ -251,6 +253,46 @@ def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
     assert "zed/.kb/index.db: cannot be written (disk I/O error); indexed in memory for this run" in (
         mem.ask(DEPLOY_Q, record_miss=False).skipped
     )
+
+
+def test_threads_asking_at_once_over_an_index_in_memory(tmp_path):
+    """In memory, one connection serves every thread (reads take turns with writes): the
+    reading room's workers and a refresh at once still get the same answers."""
+    import threading
+
+    fleet = copy_demo(tmp_path / "demo")
+    for b in BASES:
+        (fleet / b / ".kb").write_text("not a folder\n")
+    mem = Memory(fleet)
+    mem.refresh()
+    questions = GOLD_QUESTIONS
+
+    def answer(q):
+        j = mem.ask(q, record_miss=False).to_json()
+        j.pop("reindexed")
+        return j
+
+    truth = {q: answer(q) for q in questions}
+    errors: list = []
+
+    def worker(k):
+        try:
+            for i in range(40):
+                q = questions[(i + k) % len(questions)]
+                if answer(q) != truth[q]:
+                    errors.append(q)
+                if k == 0 and i % 10 == 0:
+                    mem.refresh()
+        except Exception as e:  # noqa: BLE001 - any exception is the failure being looked for
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert all(mem.indexes[b].memory_reason for b in BASES)
 
 
 # -- locks -----------------------------------------------------------------------------
