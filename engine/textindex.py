@@ -558,16 +558,20 @@ def _common_terms(con: sqlite3.Connection, blob: bytes) -> frozenset[str] | None
     return frozenset(stored.get("terms", ()))
 
 
-def refresh_common_terms(con: sqlite3.Connection) -> None:
+def refresh_common_terms(con: sqlite3.Connection, min_chunks: int | None = None) -> None:
     """Store the frequency table pruning reads, so a question needs no fts5vocab probe.
 
     Its own transaction, after the update committed: FTS5 writes its averages record when
     pending rows are flushed, so only a committed index has one that matches its terms.
+    Made only for a base the seed's rule prunes (over `min_chunks`): it is a scan of the
+    whole vocabulary (~95 ms at 42,000 chunks) after every update that changed something,
+    and a smaller base never reads it (a threshold moved below that probes instead).
     """
     try:
         blob = _averages(con)
-        if _common_terms(con, blob) is not None:
-            return  # already describes this exact index
+        floor = PRUNE_ABOVE_CHUNKS if min_chunks is None else min_chunks
+        if chunk_total(con, blob) <= floor or _common_terms(con, blob) is not None:
+            return  # not needed, or already describes this exact index
         con.execute("BEGIN IMMEDIATE")
         try:
             blob = _averages(con)
