@@ -134,6 +134,8 @@ def test_the_frequency_table_matches_the_probes_and_expires(tiny, tmp_path):
     idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
     con = idx.conn()
     total = ti.chunk_total(con)
+    assert ti._common_terms(con, ti._averages(con)) is None  # not made below the seed's threshold
+    ti.refresh_common_terms(con, 0)
     stored = ti._common_terms(con, ti._averages(con))
     probed = {t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * ti.PRUNE_DF_FRACTION}
     assert stored == probed and stored
@@ -148,7 +150,7 @@ def test_the_frequency_table_matches_the_probes_and_expires(tiny, tmp_path):
     assert ti.terms_to_send(con, words, 0) == with_table
     con.execute("DELETE FROM meta WHERE key = 'common_terms'")
     assert ti.terms_to_send(con, words, 0) == with_table  # no table at all: probes
-    ti.refresh_common_terms(con)
+    ti.refresh_common_terms(con, 0)
     assert ti._common_terms(con, ti._averages(con)) == probed
 
 
@@ -157,15 +159,27 @@ def test_a_read_only_index_still_prunes_by_probing(tiny):
     m.snapshot()
     idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
     con = idx.conn()
+    ti.refresh_common_terms(con, 0)
     words = [t for t, _ in con.execute("SELECT term, doc FROM chunks_vocab ORDER BY doc DESC LIMIT 4")] + ["zwqx"]
     expected = ti.terms_to_send(con, words, 0)
     assert expected == ["zwqx"] or len(expected) < len(words)
     con.execute("DELETE FROM meta WHERE key = 'common_terms'")
     ro = sqlite3.connect(idx.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
     try:
-        ti.refresh_common_terms(ro)  # cannot write the table: says nothing, changes nothing
+        ti.refresh_common_terms(ro, 0)  # cannot write the table: says nothing, changes nothing
         assert ti._common_terms(ro, ti._averages(ro)) is None
         assert ti.terms_to_send(ro, words, 0) == expected
     finally:
         ro.close()
-    ti.refresh_common_terms(con)
+    ti.refresh_common_terms(con, 0)
+
+
+def test_an_update_stores_the_table_only_for_a_base_that_prunes(tmp_path, monkeypatch):
+    root = tmp_path / "h"
+    generate(root, 200, seed=2, bases=2, questions=4)
+    monkeypatch.setattr(ti, "PRUNE_ABOVE_CHUNKS", 100)  # the first base (140 chunks) prunes, the second not
+    m = Memory(root)
+    m.snapshot()
+    made = {name: ti._common_terms(idx.conn(), ti._averages(idx.conn())) is not None for name, idx in m.indexes.items()}
+    sizes = {name: idx.chunk_count() for name, idx in m.indexes.items()}
+    assert made == {name: n > 100 for name, n in sizes.items()} and sorted(made.values()) == [False, True]
