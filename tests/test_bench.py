@@ -183,3 +183,12 @@ def test_an_update_stores_the_table_only_for_a_base_that_prunes(tmp_path, monkey
     made = {name: ti._common_terms(idx.conn(), ti._averages(idx.conn())) is not None for name, idx in m.indexes.items()}
     sizes = {name: idx.chunk_count() for name, idx in m.indexes.items()}
     assert made == {name: n > 100 for name, n in sizes.items()} and sorted(made.values()) == [False, True]
+
+
+def test_a_fleet_without_questions_gets_them_from_its_labels(demo, capsys):
+    (demo / "gold.tsv").unlink()
+    r = json.loads(_run(capsys, str(demo), "--json", "--repeat", "1", "--no-fresh", "--no-index", "--no-bm25s",
+                        "--quiet"))
+    assert r["questions"]["source"] == "drawn from the labels"
+    assert r["questions"]["n"] >= 10 and r["latency_ms"]["fused"]["n"] == r["questions"]["n"]
+    assert not (demo / "kb-misses.txt").exists() or "zwqx" not in (demo / "kb-misses.txt").read_text()
