@@ -14,9 +14,11 @@ was, never dropped: the log is evidence that cannot be recomputed.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,6 +135,15 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
     q = one_line(question)
     if not q:
         return
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO would block the read forever; a device (KB_MISSES_PATH=/dev/full) would be
+            # replaced by the atomic rename, as root. Refused: the caller reports it in `miss`.
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     # Before the first write, so there is no moment when the log exists and git would add it.
     ensure_ignored(path)

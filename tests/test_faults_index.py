@@ -639,3 +639,18 @@ def test_a_full_disk_for_the_miss_log(tmp_path):
     assert a["verdict"] == "nothing"
     assert a["miss"]["recorded"] is False and a["miss"]["error"] == f"{log}: {expected_error}"
     assert "3\t2026-01-01\t2026-01-02\tan older question" in after and NOTHING_Q not in after
+
+
+def test_a_miss_log_path_that_is_not_a_regular_file(tmp_path):
+    """KB_MISSES_PATH at a FIFO (reading it blocked `kb route` forever) or a folder: refused
+    with `recorded: false` and the reason; never read, never replaced."""
+    fleet = _built(tmp_path)
+    fifo = tmp_path / "misses.fifo"
+    os.mkfifo(fifo)
+    folder = tmp_path / "misses-folder"
+    folder.mkdir()
+    for target in (fifo, folder):
+        a = kb_json(NOTHING_Q, fleet, env={"KB_MISSES_PATH": str(target)}, timeout=30)
+        assert a["verdict"] == "nothing"
+        assert a["miss"]["recorded"] is False and a["miss"]["error"] == f"{target}: not a regular file"
+    assert fifo.is_fifo() and folder.is_dir() and not any(folder.iterdir())
