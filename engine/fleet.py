@@ -53,6 +53,8 @@ class Fleet:
 def read_kv(path: Path) -> dict[str, str]:
     """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty."""
     out: dict[str, str] = {}
+    if not path.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
+        return out
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:

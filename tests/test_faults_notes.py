@@ -395,3 +395,17 @@ def test_a_directory_named_md_and_other_non_files(tmp_path):
     assert hidden["verdict"] == "nothing" and not any("hidden.md" in r["path"] for r in hidden["results"])
     _deploy_still_answers(fleet)
     assert tree_hash(fleet) == before
+
+
+def test_the_fleets_own_small_files_as_fifos(tmp_path):
+    """agent.txt, fleet.txt and kb-aliases.txt as named pipes: each read would block forever
+    (kb route hung on all three); they are treated as absent and the rest answers."""
+    fleet = copy_demo(tmp_path / "demo")
+    for f in (fleet / "zed" / "agent.txt", fleet / "fleet.txt", fleet / "kb-aliases.txt"):
+        f.unlink(missing_ok=True)
+        os.mkfifo(f)
+    before = tree_hash(fleet)
+    kb("index", str(fleet), timeout=30)
+    a = kb_json(DEPLOY_Q, fleet, timeout=30)
+    assert a["verdict"] == "hit" and a["agent"]["name"] == "zed"
+    assert tree_hash(fleet) == before
