@@ -7,7 +7,6 @@ lists the codes) and exits 1 on an error, or on a warning with --strict.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from .errors import KbError
@@ -53,7 +52,7 @@ def cmd_misses(args) -> int:
     for p in report.problems:
         print(f"kb: {p}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False, sort_keys=True))
+        print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
     else:
         snap = mem.snapshot()
         print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
@@ -123,13 +122,13 @@ def cmd_check(args) -> int:
     findings = check(fleet)
     errors, warnings = summary(findings)
     if args.json:
-        print(json.dumps({
+        print(json_line({
             "root": str(fleet.root),
             "bases": [b.name for b in fleet.bases],
             "errors": errors,
             "warnings": warnings,
             "findings": [f.to_json() for f in findings],
-        }, ensure_ascii=False, sort_keys=True))
+        }))
     else:
         for f in findings:
             print(f"{printable(f.where)}: {f.code} {f.severity}: {printable(f.message)}")
@@ -139,3 +138,10 @@ def cmd_check(args) -> int:
         )
         print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
     return 1 if errors or (args.strict and warnings) else 0
+
+
+def json_line(obj) -> str:
+    """engine.render.json_line, imported when a --json answer is printed."""
+    from .render import json_line as line
+
+    return line(obj)

@@ -5,7 +5,6 @@ Each one is a thin surface over Memory; nothing here scores or chooses.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -59,7 +58,7 @@ def cmd_fleet(args) -> int:
 
     mem = _memory(args.paths)
     if args.json:
-        print(json.dumps(fleet_json(mem), ensure_ascii=False, sort_keys=True))
+        print(json_line(fleet_json(mem)))  # C1 and bidi escaped: safe on a terminal
         return 0
     snap = mem.snapshot()
     counts = {}
@@ -125,7 +124,7 @@ def cmd_remember(args) -> int:
         raise KbError(f"{args.path}: --write needs PATH to be the new note's .md path inside a base")
     r = mem.remember(args.claim, note, write=args.write, keys=args.key, title=args.title, purpose=args.purpose)
     if args.json:
-        print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+        print(json_line(r.to_json()))  # C1 and bidi escaped: safe on a terminal
     else:
         print(render(r))
     return 0
@@ -144,7 +143,7 @@ def cmd_list(args) -> int:
     mem, inside = _note_memory(args.path)
     listing = list_notes(mem, inside)
     if args.json:
-        print(json.dumps(listing, ensure_ascii=False, sort_keys=True))
+        print(json_line(listing))  # C1 and bidi escaped: safe on a terminal
         return 0
     for n in listing["notes"]:
         mark = "entry" if n["entry"] else "no Search for: line"
@@ -152,3 +151,10 @@ def cmd_list(args) -> int:
         if n["title"]:
             print(f"    {printable(n['title'])}")
     return 0
+
+
+def json_line(obj) -> str:
+    """engine.render.json_line, imported when a --json answer is printed."""
+    from .render import json_line as line
+
+    return line(obj)

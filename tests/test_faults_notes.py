@@ -409,3 +409,24 @@ def test_the_fleets_own_small_files_as_fifos(tmp_path):
     a = kb_json(DEPLOY_Q, fleet, timeout=30)
     assert a["verdict"] == "hit" and a["agent"]["name"] == "zed"
     assert tree_hash(fleet) == before
+
+
+def test_the_other_verbs_keep_a_hostile_fleet_off_the_terminal(tmp_path):
+    """kb check, fleet, list and misses over notes and agent files holding escapes and bidi
+    overrides: no raw control character in their text or their --json, no traceback."""
+    fleet = copy_demo(tmp_path / "demo")
+    _write(fleet / "zed" / "knowledge" / "hostile.md",
+           f"# {HOSTILE_TITLE}\n\nSearch for: hostile \x1b[2J key, [[x\x1b]]\n\n"
+           "Exists to: \x1b]0;pwned\x07 \u202eevil\u202c\n\nSee [l\x1b[2J](../nowhere\x07.md) and [[wiki\u202e]].\n")
+    _write(fleet / "steve" / "agent.txt", "name = Steve \x1b[31m\u202e\nrole = growth \x9b2J\nends = \x07here\n")
+    kb("route", "satelite \x1b[2J \u202e", str(fleet))  # a miss, so `kb misses` has a hostile line
+    before = tree_hash(fleet)
+    for verb in (["check"], ["fleet"], ["list"], ["misses"]):
+        for extra in ([], ["--json"]):
+            r = kb(*verb, str(fleet), *extra, ok=False, timeout=60)
+            assert r.returncode in (0, 1), r.stderr  # check exits 1 when it has findings
+            assert_terminal_safe(r.stdout)
+            assert_terminal_safe(r.stderr)
+            if extra:
+                json.loads(r.stdout)
+    assert tree_hash(fleet) == before
