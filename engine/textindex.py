@@ -227,7 +227,7 @@ class TextIndex:
             if con is not None:
                 con.close()
             if is_unwritable(e):
-                return self._in_memory("index.db is a directory" if self.path.is_dir() else str(e))
+                return self._in_memory("index.db is a directory" if _is_dir(self.path) else str(e))
             if not is_damage(e):
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
@@ -426,14 +426,22 @@ def is_unwritable(e: sqlite3.DatabaseError) -> bool:
     return isinstance(e, sqlite3.OperationalError) and any(w in str(e) for w in _UNWRITABLE_WORDS)
 
 
+def _is_dir(p: Path) -> bool:
+    """Path.is_dir, but False when the question itself cannot be asked (a folder mode 000)."""
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
 def _os_why(folder: Path, e: OSError) -> str:
-    if folder.exists() and not folder.is_dir():
+    if os.path.lexists(folder) and not _is_dir(folder):
         return f"{folder.name} is not a directory"
     return e.strerror or str(e)
 
 
 def _fs_why(folder: Path, fallback: str) -> str:
-    probe = folder if folder.is_dir() else folder.parent
+    probe = folder if _is_dir(folder) else folder.parent
     try:
         if os.statvfs(probe).f_flag & os.ST_RDONLY:
             return "read-only file system"

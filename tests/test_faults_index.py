@@ -572,6 +572,25 @@ def test_a_fleet_the_user_may_not_write(tmp_path):
     same_answer(a, fresh_answer(fleet, "quarterly launch gate", tmp_path))
 
 
+def test_an_index_folder_nobody_may_open(tmp_path):
+    """`.kb` at mode 000 (root made to obey modes): asking whether index.db is a folder raised
+    PermissionError out of the fallback itself; now the base is indexed in memory."""
+    why = modes_bind()
+    if why:
+        pytest.skip(why)
+    fleet = _built(tmp_path)
+    kb_dir = fleet / "zed" / ".kb"
+    kb_dir.chmod(0o000)
+    try:
+        r = run_kb_obeying_modes("route", DEPLOY_Q, str(fleet), "--json")
+    finally:
+        kb_dir.chmod(0o755)
+    assert r.returncode == 0, r.stderr
+    a = json.loads(r.stdout)
+    assert a["verdict"] == "hit"
+    assert "zed/.kb/index.db: cannot be written (permission denied); indexed in memory for this run" in a["skipped"]
+
+
 def test_a_full_disk_under_the_index_answers_from_memory(tmp_path):
     """The fleet on a 200 KB tmpfs (private mount namespace): SQLite reports the disk full
     mid-write, the COMMIT rolls back, and the notes are indexed in memory instead."""
