@@ -102,9 +102,13 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     fleet_root_flags = []
     for raw in paths:
         p = Path(raw).expanduser()
-        if not p.exists():
+        try:
+            is_dir = p.is_dir()  # raises, unlike exists(), when the question cannot be asked
+        except OSError as e:  # a folder on the way that this user may not enter, a link loop
+            raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
+        if not is_dir and not p.exists():
             raise KbError(f"{raw}: no such file or directory")
-        if not p.is_dir():
+        if not is_dir:
             raise KbError(f"{raw}: not a directory (give a base or a fleet root)")
         p = p.resolve()
         if is_base(p):

@@ -430,3 +430,19 @@ def test_the_other_verbs_keep_a_hostile_fleet_off_the_terminal(tmp_path):
             if extra:
                 json.loads(r.stdout)
     assert tree_hash(fleet) == before
+
+
+def test_a_fleet_path_this_user_may_not_enter_is_one_line(tmp_path):
+    why = modes_bind()
+    if why:
+        pytest.skip(why)
+    locked = tmp_path / "locked"
+    fleet = copy_demo(locked / "demo")
+    locked.chmod(0o000)
+    try:
+        for verb in (["route", DEPLOY_Q], ["index"], ["route", DEPLOY_Q, "--json"]):
+            r = run_kb_obeying_modes(*verb[:2], str(fleet), *verb[2:])
+            assert r.returncode == 2
+            assert r.stderr.strip().splitlines() == [f"kb: {fleet}: cannot read (Permission denied)"]
+    finally:
+        locked.chmod(0o755)
