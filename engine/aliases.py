@@ -23,8 +23,11 @@ class Alias:
 def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
     """The aliases in force, and (line, what is wrong) per line that could not be used;
     line 0 when the file itself cannot be read. `kb check` reports these at their line."""
-    if path.exists() and not path.is_file():  # a folder, or a FIFO whose read would block forever
-        return [], [(0, "not a regular file")]
+    try:
+        if path.exists() and not path.is_file():  # a folder, or a FIFO whose read would block forever
+            return [], [(0, "not a regular file")]
+    except OSError as e:
+        return [], [(0, f"cannot read ({e.strerror or e})")]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

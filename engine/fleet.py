@@ -53,9 +53,9 @@ class Fleet:
 def read_kv(path: Path) -> dict[str, str]:
     """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty."""
     out: dict[str, str] = {}
-    if not path.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
-        return out
     try:
+        if not path.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
+            return out
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return out
@@ -69,8 +69,11 @@ def read_kv(path: Path) -> dict[str, str]:
 
 
 def is_base(path: Path) -> bool:
-    if any((path / m).is_file() for m in BASE_MARKERS):
-        return True
+    try:
+        if any((path / m).is_file() for m in BASE_MARKERS):
+            return True
+    except OSError:  # a folder this user may not enter: nothing in it can be read
+        return False
     # A plain folder of notes with no markers is still a base, unless it is a fleet root.
     return False
 
@@ -110,6 +113,12 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
             raise KbError(f"{raw}: no such file or directory")
         if not is_dir:
             raise KbError(f"{raw}: not a directory (give a base or a fleet root)")
+        try:  # listed (r) and entered (x): a folder missing either cannot be read as notes
+            with os.scandir(p) as listing:
+                next(listing, None)
+            os.stat(os.path.join(p, "."))
+        except OSError as e:
+            raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
         p = p.resolve()
         if is_base(p):
             found = [p]

@@ -446,3 +446,17 @@ def test_a_fleet_path_this_user_may_not_enter_is_one_line(tmp_path):
             assert r.stderr.strip().splitlines() == [f"kb: {fleet}: cannot read (Permission denied)"]
     finally:
         locked.chmod(0o755)
+    # A base that can be listed but not entered (mode 600 on a folder): named as a path, one
+    # line; inside a fleet root, left out, and the rest of the fleet answers.
+    steve = fleet / "steve"
+    steve.chmod(0o600)
+    try:
+        r = run_kb_obeying_modes("route", DEPLOY_Q, str(steve))
+        assert r.returncode == 2 and r.stderr.strip().splitlines() == [f"kb: {steve}: cannot read (Permission denied)"]
+        r = run_kb_obeying_modes("route", DEPLOY_Q, str(fleet), "--json")
+        assert r.returncode == 0 and json.loads(r.stdout)["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+        for verb in ("fleet", "check", "list"):
+            r = run_kb_obeying_modes(verb, str(fleet))
+            assert r.returncode in (0, 1)
+    finally:
+        steve.chmod(0o755)
