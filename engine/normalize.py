@@ -17,13 +17,26 @@ from .stopwords import STOPWORDS
 _SPLIT = re.compile(r"[\W_]+")
 
 
-@lru_cache(maxsize=65536)
+# Labels and questions repeat and are short; passages are long and would fill a cache with
+# megabytes a long-running reading room never asks for again. Only short strings are cached.
+_CACHE_MAX_CHARS = 256
+
+
 def fold(text: str) -> str:
     """Lower-case and strip diacritics; what is left outside ASCII stays as it is."""
+    if len(text) <= _CACHE_MAX_CHARS:
+        return _fold_cached(text)
+    return _fold(text)
+
+
+def _fold(text: str) -> str:
     if text.isascii():
         return text.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+_fold_cached = lru_cache(maxsize=65536)(_fold)
 
 
 def words(text: str) -> list[str]:
