@@ -195,7 +195,12 @@ class MainScreen(Screen):
             self.post_message(AskFailed(self._qid, "", f"{type(worker.error).__name__}: {worker.error}"))
             event.stop()
         elif worker.group == "rerank" and event.state == WorkerState.ERROR:
-            self.app.notify(f"rerank refused: {worker.error}", severity="warning", timeout=6)
+            # A refusal names its own numbers and cure; the fused list stays, and says so.
+            text = str(worker.error)
+            if not text.startswith("rerank refused"):
+                text = f"rerank refused: {text}"
+            self.app.notify(text, severity="warning", timeout=8)
+            self.query_one("#pane-reading").border_title = "Reading list (fused; rerank refused)"
             event.stop()
 
     def _paint(self, answer, qid: int) -> None:
