@@ -103,6 +103,14 @@ def nothing_block(a: Answer) -> list[str]:
     return out
 
 
+def fusion_sum(fusion: dict) -> str:
+    """A row's purpose-fusion score as the sum it is, so the order can be checked by hand."""
+    parts = " + ".join(
+        f"{name} {c['normalized']:,}x{c['weight']}" for name, c in fusion.get("contributions", {}).items()
+    )
+    return f"{fusion.get('purpose', '')} {fusion.get('fusedScore', 0):,} = {parts}"
+
+
 def route_keywords(a: Answer, top: int) -> str:
     lines = header(a) + notices(a) + [""]
     if not a.keyword:
@@ -127,6 +135,8 @@ def route_hybrid(a: Answer, top: int) -> str:
         lines.append(f"  {r.score:.3f}  {printable(r.base):<8} {printable(r.path):<44} {r.why}")
         if r.passages:
             lines.append(f"         {one_line(r.passages[0].excerpt)}")
+        if r.fusion is not None:
+            lines.append("         " + fusion_sum(r.fusion))
         if r.rerank_score is not None:
             lines.append(f"         rerank {r.rerank_score:+.3f}")
     if a.verdict != "nothing":
