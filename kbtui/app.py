@@ -25,6 +25,8 @@ from .main_screen import MainScreen
 from .messages import FleetChanged, FleetLoaded
 from .watch import describe_changes, is_watched
 
+# F7 cycles the reading list's order: plain fusion, then each purpose (engine/purpose).
+PURPOSE_CYCLE = ("off", "documents", "conversation", "workspace")
 DEFAULT_TOP = 8  # rows of the reading list: a screenful at 120x40 with two lines each
 
 
@@ -40,6 +42,7 @@ class KbApp(App):
         Binding("f3", "show('check')", "Check", id="app.check"),
         Binding("f4", "show('misses')", "Misses", id="app.misses"),
         Binding("f5", "show('roster')", "Roster", id="app.roster"),
+        Binding("f7", "next_purpose", "Purpose", id="app.purpose"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
     COMMANDS = App.COMMANDS | {KbCommands}
@@ -167,6 +170,21 @@ class KbApp(App):
         self.rerank = not self.rerank
         self.notify(f"rerank {'on' if self.rerank else 'off'}", timeout=2)
         self.main.reask()
+
+    def action_purpose(self, name: str) -> None:
+        """Order the reading list for a purpose ("off" for the plain fused order)."""
+        if name == "off":
+            self.ask_options.pop("purpose", None)
+        else:
+            self.ask_options["purpose"] = name
+        self.notify(f"purpose: {name}", timeout=2)
+        self.main.reask()
+
+    def action_next_purpose(self) -> None:
+        order = PURPOSE_CYCLE
+        current = self.ask_options.get("purpose", "off")
+        nxt = order[(order.index(current) + 1) % len(order)] if current in order else "off"
+        self.action_purpose(nxt)
 
     # -- screens -----------------------------------------------------------------
 

@@ -17,6 +17,10 @@ _COMMANDS = (
     ("Pane: gate", "the floor arithmetic with this fleet's numbers", "pane('gate')"),
     ("Pane: agents", "the species table and the fold", "pane('agents')"),
     ("Reindex now", "bring every base's index up to date and ask again", "reindex"),
+    ("Purpose: off", "the plain fused order (RRF)", "purpose('off')"),
+    ("Purpose: documents", "text dominant, recency weight exactly 0 (F7 cycles)", "purpose('documents')"),
+    ("Purpose: conversation", "text first, recency with a seven-day half-life", "purpose('conversation')"),
+    ("Purpose: workspace", "the link graph outweighs text", "purpose('workspace')"),
     ("Toggle rerank", "re-order the reading list with the cross-encoder, after the fused list paints",
      "toggle_rerank"),
 )

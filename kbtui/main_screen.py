@@ -212,6 +212,10 @@ class MainScreen(Screen):
             self.query_one(KeywordPane).show_answer(answer)
             self.query_one(GatePane).show_answer(answer)
             self.query_one(SpeciesPane).show_answer(answer, app.roster)
+            purpose = app.ask_options.get("purpose")
+            self.query_one("#pane-reading").border_title = (
+                f"{PANE_TITLES['reading']} (purpose: {purpose})" if purpose else PANE_TITLES["reading"]
+            )
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
 
@@ -250,6 +254,12 @@ class MainScreen(Screen):
 
     def on_keyword_pane_open(self, message: KeywordPane.Open) -> None:
         self.app.open_reader(message.base, message.path, self.answer)
+
+    def on_reading_pane_why(self, message: ReadingPane.Why) -> None:
+        from .why_screen import WhyScreen
+
+        if self.answer is not None and message.index < len(self.answer.results):
+            self.app.push_screen(WhyScreen(self.answer.results[message.index]))
 
     def on_reading_pane_open(self, message: ReadingPane.Open) -> None:
         self.app.open_reader(message.base, message.path, self.answer)

@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -62,10 +63,16 @@ def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
 
 
 class ReadingPane(Vertical):
+    BINDINGS = [Binding("w", "why", "Why this row", id="reading.why")]
+
     @dataclass
     class Open(Message):
         base: str
         path: str
+
+    @dataclass
+    class Why(Message):
+        index: int
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
@@ -94,6 +101,11 @@ class ReadingPane(Vertical):
             ol.highlighted = 0 if highlighted is None else min(highlighted, len(results) - 1)
         else:
             ol.add_option(Option(Text("no file holds these words", style="dim"), disabled=True))
+
+    def action_why(self) -> None:
+        i = self.query_one(OptionList).highlighted
+        if i is not None and 0 <= i < len(self._ids):
+            self.post_message(self.Why(i))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -1,0 +1,40 @@
+"""The purpose selector and "why this row": the reading list's order, explained on screen."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle
+
+
+def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
+    async def go():
+        app = make_app(demo_copy(tmp_path))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            plain = app.main.answer
+            assert all(r.fusion is None for r in plain.results)
+            await pilot.press("f7")  # off -> documents
+            await settle(pilot)
+            a = app.main.answer
+            assert app.ask_options == {"purpose": "documents"}
+            assert a.results and all(r.fusion and r.fusion["purpose"] == "documents" for r in a.results)
+            assert a.verdict == plain.verdict and a.agent.name == plain.agent.name  # never the owner
+            assert "purpose: documents" in str(app.main.query_one("#pane-reading").border_title)
+            app.main.query_one("#reading-list").focus()
+            await pilot.press("w")
+            await settle(pilot)
+            text = screen_text(app)
+            first = a.results[0]
+            assert "Why this row" in text and first.path in text
+            assert f"{first.fusion['fusedScore']:,}" in text  # the four contributions, added up
+            assert "1/(60 + " in text
+            assert "does not add up" not in text
+            await pilot.press("escape")
+            for _ in range(3):
+                await pilot.press("f7")  # documents -> conversation -> workspace -> off
+            await settle(pilot)
+            assert app.ask_options == {}
+            assert all(r.fusion is None for r in app.main.answer.results)
+    asyncio.run(go())
