@@ -236,6 +236,7 @@ class MainScreen(Screen):
         self.answer = None
         self.query_one(VerdictBar).show_waiting("ask a question: the answer follows your typing; Enter records a miss")
         self.query_one("#pane-reading").border_title = PANE_TITLES["reading"]
+        self.query_one(ReadingPane).clear()
 
     # -- the fleet ---------------------------------------------------------------
 

@@ -83,13 +83,29 @@ class ReadingPane(Vertical):
         yield OptionList(id="reading-list")
 
     def show_answer(self, answer) -> None:
+        from engine.coverage import coverage_line  # the one wording, shared with kb and kb boot
+
         sug = self.query_one("#suggestions", Static)
+        line = coverage_line(answer.agent)
+        head = Text()
+        if line:
+            head.append(one_line(line) + "\n\n", style="bold")
         if answer.gate.served:
-            sug.add_class("-hidden")
+            if line:
+                sug.update(head)
+                sug.remove_class("-hidden")
+            else:
+                sug.add_class("-hidden")
         else:
-            sug.update(suggestions_text(answer))
+            sug.update(head + suggestions_text(answer))
             sug.remove_class("-hidden")
         self.show_results(answer.results)
+
+    def clear(self) -> None:
+        """No question: nothing from the last answer may linger as if it were this one's."""
+        self.query_one("#suggestions", Static).add_class("-hidden")
+        self._ids = []
+        self.query_one(OptionList).clear_options()
 
     def show_results(self, results) -> None:
         ol = self.query_one(OptionList)

@@ -38,6 +38,8 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
         t.append("  ")
     elif v == "nothing":
         t.append("no owner  ", style="dim")
+        if answer.agent.chosen_by == "classifier" and answer.agent.coverage:
+            t.append(f"(classifier) {one_line(answer.agent.coverage)}  ", style="italic")
     t.append("top ", style="dim")
     t.append(f"{top:.2f}", style="bold")
     t.append(" ≥ " if top >= floor and top > 0 else " < ", style="dim")
