@@ -38,3 +38,26 @@ def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
             assert app.ask_options == {}
             assert all(r.fusion is None for r in app.main.answer.results)
     asyncio.run(go())
+
+
+def test_the_classifier_s_coverage_line_is_shown_in_the_room(tmp_path):
+    import shutil
+
+    from tests.tui_support import REPO
+
+    fleet = demo_copy(tmp_path)
+    shutil.copy(REPO / "examples" / "classify_by_roster.py", tmp_path / "classify_by_roster.py")
+    manifest = fleet / "fleet.txt"
+    manifest.write_text(manifest.read_text().replace("# classifier = ", "classifier = "))
+
+    async def go():
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "qual acao da bolsa devo comprar")
+            a = app.main.answer
+            assert a.agent.chosen_by == "classifier" and a.agent.coverage == "uncovered"
+            text = screen_text(app)
+            assert "(classifier) uncovered" in text
+            assert "VESTA: nothing in this fleet covers" in text
+    asyncio.run(go())
