@@ -41,8 +41,8 @@ from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
 from .normalize import terms as normalise
-from .purpose import reading as fusion_stage
 from .roster import Roster, roster_of
+from .purpose.weights import PURPOSE_DEFAULT_ON
 from .rrf import rrf
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -238,7 +238,12 @@ class Memory:
             return self.rerank(plain, request, top=top, with_passages=with_passages, **opts)
         # Refused before any work: a bad purpose, near or boost is one line, not a ranking.
         base_roots = {b.name: b.root for b in self.fleet.bases}
-        fusion_opts = fusion_stage.options_for(purpose, near, boosts, bases=base_roots)
+        fusion_opts = None
+        if purpose is not None or near is not None or boosts or PURPOSE_DEFAULT_ON:
+            # Imported on use: a plain route (the common case) does not pay for the stage.
+            from .purpose import reading as fusion_stage
+
+            fusion_opts = fusion_stage.options_for(purpose, near, boosts, bases=base_roots)
         t0 = time.perf_counter()
         snap = self.snapshot()
         cat = snap.catalogue

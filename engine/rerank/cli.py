@@ -30,8 +30,6 @@ def _model_options(g: Any) -> None:
 
 def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Memory.ask keywords; empty without --rerank, so the plain route is byte-identical."""
-    from .reading import RerankRequest
-
     if not getattr(args, "rerank", False):
         named = [o for o, v in (("--rerank-model", getattr(args, "rerank_model", None)),
                                 ("--rerank-summary", getattr(args, "rerank_summary", False)),
@@ -39,6 +37,8 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         if named:
             raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
         return {}
+    from .reading import RerankRequest  # on use: a plain route does not pay for the stage
+
     return {"rerank": RerankRequest(model=args.rerank_model, precision=args.rerank_precision, use_summary=args.rerank_summary)}
 
 
