@@ -38,8 +38,6 @@ and W03 the notes it skips: one predicate, so the linter and the index never dis
 from __future__ import annotations
 
 import os
-import re
-from urllib.parse import unquote
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
@@ -47,6 +45,7 @@ from pathlib import Path, PurePosixPath
 from .aliases import read_aliases
 from .catalogue import Catalogue, make_entry
 from .fleet import ALIASES_FILE, Fleet, discover
+from .links import FENCE, links_in_line
 from .normalize import terms, words
 from .notes import Note, is_map_file, parse_note
 from .purpose.links import LinkResolver
@@ -59,14 +58,6 @@ LINK_EXEMPT_DIRS = frozenset({"templates"})  # a template's [[links]] are placeh
 ERROR = "error"
 WARNING = "warning"
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-# Links as the graph reads them, written so no bracket can start a second scan: a line of a
-# megabyte of `[` is read in one pass, never in a time that grows with its square.
-_MD_LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_REF_DEF = re.compile(r"^\s{0,3}\[[^\[\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
-_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass(frozen=True)
@@ -236,7 +227,7 @@ def _links(r: _Read, resolver: LinkResolver) -> list[Finding]:
     note_dir = (r.root / r.rel).parent
     in_fence = False
     for i, line in enumerate(r.text.splitlines(), start=1):
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence or ("[" not in line):
@@ -255,22 +246,8 @@ def _links(r: _Read, resolver: LinkResolver) -> list[Finding]:
 
 
 def _links_in(line: str) -> list[tuple[str, str]]:
-    """(kind, target) for each relative markdown link and wiki link on one line outside code;
-    URLs, in-page anchors and images are not links to notes."""
-    line = _INLINE_CODE.sub("", line)
-    out: list[tuple[str, str]] = []
-    targets = [m.group(1) for m in _MD_LINK.finditer(line)]
-    ref = _REF_DEF.match(line)
-    if ref:
-        targets.append(ref.group(1))
-    for t in targets:
-        if _SCHEME.match(t) or t.startswith(("#", "//")):
-            continue
-        t = unquote(t.split("#", 1)[0].split("?", 1)[0])
-        if t:
-            out.append(("markdown", t))
-    out.extend(("wiki", m.group(1).strip()) for m in _WIKI.finditer(line) if m.group(1).strip())
-    return list(dict.fromkeys(out))
+    """(kind, target) for each link to a note on one line outside code (engine/links.py)."""
+    return [(link.kind, link.target) for link in links_in_line(line)]
 
 
 def _exists(base_root: Path, note_dir: Path, target: str) -> bool:

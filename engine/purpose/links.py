@@ -10,62 +10,11 @@ order files were read in. Links to anything that is not a known note resolve to 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from urllib.parse import unquote
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-# [text](target "title"), not ![image](...); the target may be wrapped in <...>.
-# "[^\[\]]" and not "[^\]]": a line of many "[" would otherwise be re-scanned from every one.
-_MD_LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-# [label]: target, a reference-style link definition.
-_REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
-# [[target]], [[target#heading]], [[target|shown as]].
-_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-
-
-@dataclass(frozen=True)
-class Link:
-    kind: str  # "markdown" or "wiki"
-    target: str  # as written, fragment and query removed, percent-decoding applied
-
-
-def extract_links(text: str) -> tuple[Link, ...]:
-    """Every relative markdown link and wiki link in a note, in order, once each.
-    Links inside fenced or inline code are examples, not links, and are skipped."""
-    out: dict[Link, None] = {}
-    in_fence = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        line = _INLINE_CODE.sub("", line)
-        targets = [m.group(1) for m in _MD_LINK.finditer(line)]
-        ref = _REF_DEF.match(line)
-        if ref:
-            targets.append(ref.group(1))
-        for t in targets:
-            t = _clean(t)
-            if t:
-                out[Link("markdown", t)] = None
-        for m in _WIKI.finditer(line):
-            t = m.group(1).strip()
-            if t:
-                out[Link("wiki", t)] = None
-    return tuple(out)
-
-
-def _clean(target: str) -> str | None:
-    """A relative target without its #fragment or ?query; None for URLs and in-page anchors."""
-    if _SCHEME.match(target) or target.startswith(("#", "//")):
-        return None
-    target = target.split("#", 1)[0].split("?", 1)[0]
-    return unquote(target) or None
+# The reading of links lives in engine/links.py (kb check reads them the same way).
+from ..links import Link, extract_links  # noqa: F401  (re-exported for the graph and its tests)
 
 
 def _norm_name(name: str) -> str:
