@@ -93,6 +93,8 @@ def constitution(base: Base) -> str:
     for name in CONSTITUTION_FILES:
         f = base.root / name
         try:
+            if not f.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
+                continue
             text = f.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue

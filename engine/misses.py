@@ -113,6 +113,9 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
     An absent log is no misses, not an error. Raises OSError when it exists and cannot be read.
     """
     try:
+        if path.exists() and not path.is_file():
+            # A FIFO's read would block forever; a folder is no log either.
+            raise OSError(f"{path}: not a regular file")
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return [], []

@@ -460,3 +460,28 @@ def test_a_fleet_path_this_user_may_not_enter_is_one_line(tmp_path):
             assert r.returncode in (0, 1)
     finally:
         steve.chmod(0o755)
+
+
+def test_a_fifo_as_agent_txt_or_as_the_miss_log_never_blocks(tmp_path):
+    """kb boot reads agent.txt and index.md; kb misses reads the log: a FIFO in either place
+    must be skipped or refused in one line, never read (the read would wait forever)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import DEMO, REPO
+
+    fleet = tmp_path / "demo"
+    shutil.copytree(DEMO, fleet, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt*"))
+    (fleet / "yaron" / "agent.txt").unlink()
+    os.mkfifo(fleet / "yaron" / "agent.txt")
+    os.mkfifo(fleet / "kb-misses.txt")
+    env = dict(os.environ)
+    env.pop("KB_MISSES_PATH", None)
+    boot = subprocess.run([sys.executable, "-m", "engine.cli", "boot", str(fleet), "--text"], input="how much protein per meal",
+                          capture_output=True, text=True, timeout=60, cwd=REPO, env=env)
+    assert "yaron" in boot.stdout and "Traceback" not in boot.stderr
+    misses = subprocess.run([sys.executable, "-m", "engine.cli", "misses", str(fleet)], capture_output=True, text=True,
+                            timeout=60, cwd=REPO, env=env)
+    assert misses.returncode != 0 and "not a regular file" in misses.stderr and "Traceback" not in misses.stderr
