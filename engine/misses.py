@@ -115,7 +115,7 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
     try:
         if path.exists() and not path.is_file():
             # A FIFO's read would block forever; a folder is no log either.
-            raise OSError(f"{path}: not a regular file")
+            raise OSError("not a regular file")
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return [], []
