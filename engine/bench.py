@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import resource
-import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -324,11 +323,10 @@ def _tokens(text: str) -> list[str]:
 
 def _bm25s(memory, questions, terms_of, sent_of, engine_text_ms, *, fresh: bool) -> dict[str, Any]:
     try:
-        import bm25s  # noqa: F401
+        import bm25s
         import numpy as np
     except ImportError:
         return {"available": False, "note": "pip install 'kbtui[bench]' (bm25s) for the agreement and speed columns"}
-    import bm25s
 
     out: dict[str, Any] = {"available": True, "version": getattr(bm25s, "__version__", "?"), "method": "robertson k1=1.2 b=0.75"}
     t0 = time.perf_counter()

@@ -16,7 +16,6 @@ import datetime as _dt
 import os
 import re
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .atomic import create_atomic

@@ -781,7 +781,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
             sig = (st.st_mtime_ns, st.st_size)
             old = known.get(rel)
             if old and not force and (old[1], old[2]) == sig and (racy_from is None or sig[0] < racy_from):
-                _count_kept(con, old, rel, report)
+                report.unchanged += 1
                 continue
             # A large note is read in two bounded passes (engine/bignote.py), never whole.
             big = bignote.scan(root, rel, st, MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
@@ -797,7 +797,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
             if old and not force and old[3] == h:
                 # Touched, not changed: remember the new stat so the next check is free.
                 con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
-                _count_kept(con, old, rel, report)
+                report.unchanged += 1
                 continue
             note = big.note if big else parse_note(rel, text)
             if old:
@@ -829,10 +829,6 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
     report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
     for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
-
-
-def _count_kept(con, old, rel, report: IndexReport) -> None:
-    report.unchanged += 1
 
 
 def _delete_file(con: sqlite3.Connection, file_id: int) -> None:

@@ -7,7 +7,6 @@ with; screens render answers and never call the engine on the UI thread.
 from __future__ import annotations
 
 import argparse
-import os
 import threading
 import shlex
 import sys

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import RerankBudgetExceeded, RerankCallerError, RerankUnavailable
-from .model import CrossEncoder, ModelInfo
+from .model import CrossEncoder
 from .rule import RERANK_TEXT_CAP_TOKENS, RERANK_TIE_BAND, RerankParams, default_rerank_params, explicit_rerank_params
 from .stamp import check_stamp, stamp_path, write_stamp
 
