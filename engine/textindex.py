@@ -10,6 +10,7 @@ chunk per file is a GROUP BY over an integer the FTS5 index already holds, with 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import json
@@ -17,7 +18,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,11 +130,21 @@ def content_hash(data: bytes) -> str:
 
 def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
     """Every markdown file below a base (hidden folders skipped, links not followed)."""
+    found, problems, _ = list_notes_and_gaps(root)
+    return found, problems
+
+
+def list_notes_and_gaps(root: Path) -> tuple[dict[str, os.stat_result], list[str], list[str]]:
+    """list_notes, and the folders that could not be listed ("" for the base itself, else
+    "sub/dir/"): what was there is unknown, so an index keeps its notes below them."""
     found: dict[str, os.stat_result] = {}
     problems: list[str] = []
+    gaps: list[str] = []
 
     def onerror(err: OSError) -> None:
-        problems.append(f"{_rel(root, err.filename)}: cannot list ({err.strerror})")
+        rel = _rel(root, err.filename)
+        problems.append(f"{rel}{_LISTING_FAILED}{err.strerror})")
+        gaps.append("" if rel in (".", str(root)) else rel.rstrip("/") + "/")
 
     top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
@@ -152,7 +165,14 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
             if not _is_regular(st):
                 continue
             found[rel] = st
-    return found, problems
+    return found, problems, gaps
+
+
+_LISTING_FAILED = ": cannot list ("
+
+
+def _in_gap(rel: str, gaps: list[str]) -> bool:
+    return any(rel.startswith(g) for g in gaps)  # "" (the base unlisted) holds every note
 
 
 def _is_regular(st: os.stat_result) -> bool:
@@ -176,7 +196,13 @@ class TextIndex:
     def __init__(self, base: Base):
         self.base = base
         self.path = base.index_path
-        self._local = threading.local()
+        # Bounded connections: a pool per base (see _checkout), not one per thread: `kb serve`
+        # runs tools on up to 40 threads, and a connection per thread per base ran a 16-base
+        # fleet out of file descriptors.
+        self._idle: list[sqlite3.Connection] = []  # guarded by _POOL_LOCK
+        self._readers = threading.BoundedSemaphore(READERS_PER_BASE)
+        self._generation = 0  # moved on when the file is replaced: older connections are closed
+        self._pinned: sqlite3.Connection | None = None  # conn()'s, for the bench and the tests
         self._write_lock = threading.RLock()  # re-entered: update() may find the file damaged
         self.was_rebuilt = False
         # When the file cannot be made or written (a read-only fleet, a full disk, `.kb` that is
@@ -196,13 +222,45 @@ class TextIndex:
         return con
 
     def conn(self) -> sqlite3.Connection:
+        """One connection of this process's own, kept until close() (the bench reads through it)."""
         if self._memory is not None:
             return self._memory
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = self._open_checked()
-            self._local.con = con
-        return con
+        if self._pinned is None:
+            self._pinned = self._open_checked()
+        return self._pinned
+
+    @contextmanager
+    def _checkout(self, *, reader: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection from this base's pool, given back after use.
+
+        Readers are at most READERS_PER_BASE at once per base (a further reader waits for
+        one); writers are one at a time already (the write lock). Given back, a connection
+        waits idle for the next caller; past MAX_IDLE_CONNECTIONS idle in the whole process
+        the longest idle one is closed, so 400 bases indexed in turn hold a few dozen files
+        open, not 400 (each connection is up to three descriptors: the file, -wal, -shm).
+        """
+        gate = self._readers if reader else None
+        if gate is not None:
+            gate.acquire()
+        try:
+            generation = self._generation
+            con = _take_idle(self)
+            if con is None:
+                con = self._open_checked()
+            ok = False
+            try:
+                yield con
+                ok = True
+            finally:
+                if con is self._memory:
+                    pass
+                elif ok and generation == self._generation and self._memory is None:
+                    _give_back(self, con)
+                else:  # failed (perhaps damaged), or the file was replaced meanwhile
+                    con.close()
+        finally:
+            if gate is not None:
+                gate.release()
 
     def _open_checked(self) -> sqlite3.Connection:
         """Open, and if the file is not an index of ours, replace it with an empty one."""
@@ -298,10 +356,19 @@ class TextIndex:
             return con
 
     def close(self) -> None:
-        con = getattr(self._local, "con", None)
-        if con is not None:
+        """Close every idle connection; one in use is closed when given back."""
+        self._generation += 1
+        for con in _drop_idle(self):
             con.close()
-            self._local.con = None
+        if self._pinned is not None:
+            self._pinned.close()
+            self._pinned = None
+
+    def _replaced(self, con: sqlite3.Connection) -> None:
+        """The file was replaced: every older connection goes, the new one waits in the pool."""
+        self.close()
+        if con is not self._memory:
+            _give_back(self, con)
 
     def _guard(self, fn, *args):
         """Run a read; a file damaged under us is replaced and the read retried once."""
@@ -309,7 +376,8 @@ class TextIndex:
             if self._memory is not None:
                 with self._write_lock:  # one connection in memory: reads take turns with writes
                     return fn(self._memory, *args)
-            return fn(self.conn(), *args)
+            with self._checkout() as con:
+                return fn(con, *args)
         except sqlite3.DatabaseError as e:
             if is_unwritable(e) and self._memory is None:
                 self._in_memory(str(e))
@@ -319,11 +387,12 @@ class TextIndex:
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
                 raise
-            self.close()
-            con = self._replace_damaged()
-            self._local.con = con
+            self._replaced(self._replace_damaged())
             self.update()
-            return fn(self.conn(), *args)
+            if self._memory is not None:
+                return fn(self._memory, *args)
+            with self._checkout() as con:  # once: a file still damaged now is an error to show
+                return fn(con, *args)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -368,7 +437,11 @@ class TextIndex:
 
     def stale(self) -> bool:
         """Cheap check: has any note been added, removed, or touched since the last index?"""
-        on_disk, _ = list_notes(self.base.root)
+        on_disk, problems, gaps = list_notes_and_gaps(self.base.root)
+        # A listing that fails, or fails no more, is news the stored answer must tell.
+        said = json.loads(self._guard(lambda c: _meta_get(c, "skipped")) or "[]")
+        if {p for p in problems if _LISTING_FAILED in p} != {p for p in said if _LISTING_FAILED in p}:
+            return True
         known = self._guard(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
         known_skips = self._guard(lambda c: _meta_get(c, "skipped_stats")) or "{}"
         skips = json.loads(known_skips)
@@ -382,7 +455,7 @@ class TextIndex:
             if racy_from is not None and st.st_mtime_ns >= racy_from:
                 return True  # same stat, but too young for the stat to prove the same content
         # A note that was skipped and is gone must leave the skipped list too.
-        return any(rel not in on_disk for rel in known) or any(rel not in on_disk for rel in skips)
+        return any(rel not in on_disk and not _in_gap(rel, gaps) for rel in (*known, *skips))
 
     def update(self, *, force: bool = False) -> IndexReport:
         """Bring the index up to date with the markdown. The markdown is only ever read."""
@@ -391,7 +464,11 @@ class TextIndex:
         for attempt in (1, 2):
             try:
                 with self._write_lock:
-                    _update(self.conn(), self.base.root, report, force)
+                    if self._memory is not None:
+                        _update(self._memory, self.base.root, report, force)
+                    else:
+                        with self._checkout(reader=False) as con:
+                            _update(con, self.base.root, report, force)
                 break
             except sqlite3.DatabaseError as e:
                 if is_unwritable(e) and self._memory is None:
@@ -405,14 +482,51 @@ class TextIndex:
                 if attempt == 2:
                     raise KbError(f"{self.path}: cannot be rebuilt ({e})") from e
                 # Damaged under us: replace it and index from scratch.
-                self.close()
-                self._local.con = self._replace_damaged()
+                self._replaced(self._replace_damaged())
                 report = IndexReport(base=self.base.name)
         if self.memory_why is not None:
             report.skipped.insert(0, self._memory_line())
         report.rebuilt = self.was_rebuilt
         report.seconds = time.perf_counter() - t0
         return report
+
+
+# -- the process's idle connections ------------------------------------------------------
+
+READERS_PER_BASE = 4  # readers of one base at once; a further one waits its turn
+MAX_IDLE_CONNECTIONS = 32  # idle in the whole process, every base together
+_POOL_LOCK = threading.Lock()  # one lock for every pool: eviction crosses bases
+_IDLE_ORDER: "OrderedDict[int, tuple[TextIndex, sqlite3.Connection]]" = OrderedDict()  # oldest first
+
+
+def _take_idle(index: TextIndex) -> sqlite3.Connection | None:
+    with _POOL_LOCK:
+        if not index._idle:
+            return None
+        con = index._idle.pop()
+        _IDLE_ORDER.pop(id(con), None)
+        return con
+
+
+def _give_back(index: TextIndex, con: sqlite3.Connection) -> None:
+    evicted = []
+    with _POOL_LOCK:
+        index._idle.append(con)
+        _IDLE_ORDER[id(con)] = (index, con)
+        while len(_IDLE_ORDER) > MAX_IDLE_CONNECTIONS:
+            _, (owner, old) = _IDLE_ORDER.popitem(last=False)
+            owner._idle.remove(old)
+            evicted.append(old)
+    for old in evicted:  # closed outside the lock: closing can wait on the disk
+        old.close()
+
+
+def _drop_idle(index: TextIndex) -> list[sqlite3.Connection]:
+    with _POOL_LOCK:
+        out, index._idle = index._idle, []
+        for con in out:
+            _IDLE_ORDER.pop(id(con), None)
+        return out
 
 
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
@@ -449,6 +563,10 @@ def _fs_why(folder: Path, fallback: str) -> str:
         pass
     if not os.access(probe, os.W_OK):
         return "permission denied"
+    try:  # SQLite says "unable to open" for a process out of descriptors too: name that
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as e:
+        return f"{e.strerror}: this process has too many files open" if e.errno == errno.EMFILE else fallback
     return fallback
 
 
@@ -624,7 +742,31 @@ def _send(con: sqlite3.Connection, terms: list[str], prune_above: int) -> tuple[
     return kept, total
 
 
+@contextmanager
+def one_snapshot(con: sqlite3.Connection) -> Iterator[None]:
+    """Several SELECTs read one state of the index: a read transaction around them.
+
+    In autocommit each SELECT sees the latest commit, so a `kb index` committing between
+    the file ids and their chunks made a search look up a chunk that was gone (KeyError).
+    Under WAL the writer does not wait for this reader, nor the reader for the writer.
+    """
+    if con.in_transaction:  # already inside one (an update reading its own writes)
+        yield
+        return
+    con.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if con.in_transaction:
+            con.execute("COMMIT")  # nothing written: ends the read, releases the snapshot
+
+
 def _search(con: sqlite3.Connection, terms: list[str], limit: int, prune_above: int = PRUNE_ABOVE_CHUNKS):
+    with one_snapshot(con):
+        return _search_in_snapshot(con, terms, limit, prune_above)
+
+
+def _search_in_snapshot(con: sqlite3.Connection, terms: list[str], limit: int, prune_above: int):
     if not terms:
         return [], []
     sent, total = _send(con, terms, prune_above)
@@ -715,6 +857,11 @@ def _chunks_of(con: sqlite3.Connection, path: str) -> list[tuple[str, str, int]]
 
 
 def _passage_candidates(con: sqlite3.Connection, path: str, terms: list[str], cap: int):
+    with one_snapshot(con):
+        return _passage_candidates_in_snapshot(con, path, terms, cap)
+
+
+def _passage_candidates_in_snapshot(con: sqlite3.Connection, path: str, terms: list[str], cap: int):
     row = con.execute("SELECT id, chunks FROM files WHERE path = ?", (path,)).fetchone()
     if not row:
         return []
@@ -760,7 +907,9 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
 
 def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     started_ns = time.time_ns()
-    on_disk, list_problems = list_notes(root)
+    # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
+    # emptied: its notes stay indexed as they were, and the answer says the listing failed.
+    on_disk, list_problems, gaps = list_notes_and_gaps(root)
     report.skipped.extend(list_problems)
     skipped_stats: dict[str, str] = {}
     con.execute("BEGIN IMMEDIATE")
@@ -772,7 +921,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
         }
         racy_from = _racy_from(con)
         for rel in sorted(known):
-            if rel not in on_disk or is_map_file(rel):
+            if (rel not in on_disk and not _in_gap(rel, gaps)) or is_map_file(rel):
                 _delete_file(con, known[rel][0])
                 report.removed += 1
         for rel, st in sorted(on_disk.items()):

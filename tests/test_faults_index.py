@@ -236,6 +236,7 @@ def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
     mem = Memory(fleet)
     truth = mem.ask(DEPLOY_Q, record_miss=False)
     idx = mem.indexes["zed"]
+    idx.close()
     real = idx.conn()
 
     class FailingDisk:
@@ -245,7 +246,7 @@ def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
         def __getattr__(self, name):
             return getattr(real, name)
 
-    idx._local.con = FailingDisk()
+    textindex._give_back(idx, FailingDisk())  # the next read takes it from the pool
     a = mem.ask(DEPLOY_Q, record_miss=False)
     assert [r.id for r in a.results] == [r.id for r in truth.results]
     assert idx.memory_reason is not None and "disk I/O error" in idx.memory_reason
