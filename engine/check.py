@@ -30,6 +30,8 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
   W07  warning  unsearchable key: a written key that collapses after stopwords into one
                 different word or into nothing, as `nao contestar` became `contestar`,
                 its own opposite
+  W08  warning  a base reached a second time through a link (`ln -s zed fleet/zed2`): it
+                is counted once, under its own folder's name, and the link is ignored
 
 E02, E03 and E04 together are exactly the notes `kb index` counts as unreachable, and E05
 and W03 the notes it skips: one predicate, so the linter and the index never disagree.
@@ -119,6 +121,12 @@ class _Read:
 def check_fleet(fleet: Fleet) -> list[Finding]:
     out: list[Finding] = []
     read: list[_Read] = []
+    for link, kept, where in fleet.duplicates:
+        out.append(Finding(
+            "W08", WARNING, link, "", 0,
+            f"the same folder as base {kept} (reached through a link): counted once, as {kept}",
+            str(where),
+        ))
     for base in fleet.bases:
         if not (base.root / "agent.txt").is_file():
             out.append(Finding(

@@ -44,6 +44,9 @@ class Fleet:
     bases: tuple[Base, ...]
     settings: dict[str, str]  # fleet.txt
     is_fleet_root: bool
+    # Bases reached a second time through a link (`ln -s zed fleet/zed2`): counted once, under
+    # the folder's own name; kept here so `kb check` can say so. (link name, kept name, link path)
+    duplicates: tuple[tuple[str, str, Path], ...] = ()
 
     @property
     def aliases_path(self) -> Path:
@@ -101,6 +104,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     if not paths:
         raise KbError("no path given: name a base or a fleet root")
     bases: list[Base] = []
+    candidates: list[Path] = []
     roots: list[Path] = []
     fleet_root_flags = []
     for raw in paths:
@@ -133,8 +137,10 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
             else:
                 raise KbError(f"{raw}: no markdown notes here, and no bases below it")
         roots.append(p)
-        for b in found:
-            bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
+        candidates.extend(found)
+    kept, duplicates = _one_per_real_directory(candidates)
+    for b in kept:
+        bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
     names = [b.name for b in bases]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -145,7 +151,34 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     if not is_root and (root.parent / FLEET_FILE).is_file():
         # A base inside a fleet: the fleet's manifest, aliases and miss log still apply.
         root = root.parent
-    return Fleet(root=root, bases=tuple(bases), settings=settings, is_fleet_root=is_root)
+    return Fleet(root=root, bases=tuple(bases), settings=settings, is_fleet_root=is_root, duplicates=duplicates)
+
+
+def _one_per_real_directory(candidates: list[Path]) -> tuple[list[Path], tuple[tuple[str, str, Path], ...]]:
+    """One base per real directory. A link to a base already in the fleet would count the
+    same agent twice (its notes twice in every score, the floor moved); the folder itself is
+    kept, whatever the names' order, and the link is reported, never silently dropped."""
+    def is_link(p: Path) -> bool:
+        try:
+            return p.is_symlink()
+        except OSError:
+            return False
+
+    order = sorted(range(len(candidates)), key=lambda i: (is_link(candidates[i]), i))
+    first: dict[str, int] = {}
+    dupes: list[tuple[int, int]] = []
+    for i in order:
+        real = os.path.realpath(candidates[i])
+        if real in first:
+            dupes.append((i, first[real]))
+        else:
+            first[real] = i
+    kept = [candidates[i] for i in sorted(first.values())]
+    duplicates = tuple(
+        (candidates[i].name, candidates[k].name, candidates[i]) for i, k in sorted(dupes)
+        if candidates[i] != candidates[k]  # the same path given twice is no link to report
+    )
+    return kept, duplicates
 
 
 def _has_markdown_below(path: Path, limit: int = 2000) -> bool:

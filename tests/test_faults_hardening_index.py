@@ -192,3 +192,27 @@ def test_a_search_reads_one_snapshot_while_kb_index_commits(tmp_path):
     after = textindex._search(con, terms, 10)
     assert sorted(r[0] for r in after[0]) == sorted(r[0] for r in before[0])  # then the new state
     con.close()
+
+
+# -- one base per real directory -------------------------------------------------------------
+
+
+def test_a_base_reached_twice_through_a_link_counts_once_and_check_says_so(tmp_path):
+    """`ln -s zed fleet/zed2` made a fourth agent: zed's notes twice in every score, the floor
+    and the margins moved, and `kb check` said clean. One base per real directory."""
+    fleet = copy_demo(tmp_path / "demo")
+    truth = kb_json(DEPLOY_Q, fleet)
+    (fleet / "zed2").symlink_to("zed")  # named after zed, so sorted after it...
+    (fleet / "a-zed").symlink_to("zed")  # ...and before it: the folder is kept either way
+    a = kb_json(DEPLOY_Q, fleet)
+    assert a["indexed"] == truth["indexed"]
+    assert [(r["base"], r["path"], r["score"]) for r in a["results"]] == [
+        (r["base"], r["path"], r["score"]) for r in truth["results"]
+    ]
+    assert a["confidence"] == truth["confidence"] and a["verdict"] == truth["verdict"]
+    r = kb("check", str(fleet), "--json", ok=False)
+    found = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "W08"]
+    assert sorted((f["base"], f["message"]) for f in found) == [
+        ("a-zed", "the same folder as base zed (reached through a link): counted once, as zed"),
+        ("zed2", "the same folder as base zed (reached through a link): counted once, as zed"),
+    ]
