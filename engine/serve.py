@@ -166,5 +166,12 @@ def serve(paths: list[str]) -> int:
     snap = memory.snapshot()  # indexed before the first request, not during it
     log.warning("serving %d entries across %d agents (%s)", snap.catalogue.n, len(memory.bases),
                 ", ".join(b.name for b in memory.bases))
-    build_server(memory).run("stdio")
+    from .rpcwire import CheckedWire
+
+    server = build_server(memory)
+    wire = CheckedWire()  # a line the library cannot read gets its JSON-RPC error reply
+    try:
+        server.run("stdio")
+    finally:
+        wire.close()
     return 0

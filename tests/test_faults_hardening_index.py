@@ -216,3 +216,78 @@ def test_a_base_reached_twice_through_a_link_counts_once_and_check_says_so(tmp_p
         ("a-zed", "the same folder as base zed (reached through a link): counted once, as zed"),
         ("zed2", "the same folder as base zed (reached through a link): counted once, as zed"),
     ]
+
+
+# -- kb serve: a line it cannot read gets the JSON-RPC error reply ------------------------------
+
+
+class _RawServer:
+    """`kb serve` in a subprocess, spoken to line by line (an SDK client would never send
+    what these tests send)."""
+
+    def __init__(self, fleet: Path):
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "engine.cli", "serve", str(fleet)], cwd=REPO,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+
+    def send(self, line: bytes) -> None:
+        self.p.stdin.write(line + b"\n")
+        self.p.stdin.flush()
+
+    def reply(self, timeout: float = 60) -> dict:
+        import select
+
+        ready, _, _ = select.select([self.p.stdout], [], [], timeout)
+        assert ready, "no reply: a client waiting on this id would wait forever"
+        return json.loads(self.p.stdout.readline())
+
+    def call(self, msg: dict) -> dict:
+        self.send(json.dumps(msg).encode())
+        return self.reply()
+
+    def end(self) -> str:
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+        err = self.p.stderr.read().decode("utf-8", "replace")
+        self.p.stdout.close()
+        self.p.stderr.close()
+        return err
+
+
+@pytest.mark.parametrize(
+    "line, code, answered_id",
+    [
+        (b"not json at all", -32700, None),
+        (b'{"jsonrpc": "2.0", "id": 7', -32700, None),  # cut short
+        (b'{"jsonrpc": "2.0", "id": 7}', -32600, 7),  # no method
+        (b"[]", -32600, None),
+        (b'"a string"', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": "q8", "method": "tools/call", "params": {"name": "kb_route",'
+         b' "arguments": {"question": "\\ud800 deploy"}}}', -32600, "q8"),  # a lone surrogate
+        (b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "x": "caf\xe9"}', -32700, None),  # not UTF-8
+        (b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}', -32600, None),  # an id of the wrong type
+    ],
+)
+def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, code, answered_id):
+    fleet = copy_demo(tmp_path / "demo")
+    s = _RawServer(fleet)
+    try:
+        init = s.call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert init["id"] == 1 and "result" in init
+        s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        s.send(line)
+        bad = s.reply()
+        assert bad["jsonrpc"] == "2.0" and bad["id"] == answered_id
+        assert bad["error"]["code"] == code and bad["error"]["message"]
+        # Still up, and still right: the next request is answered in full.
+        routed = s.call({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "kb_route", "arguments": {"question": DEPLOY_Q}}})
+        assert routed["id"] == 2
+        answer = json.loads(routed["result"]["content"][0]["text"])
+        assert answer["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+    finally:
+        err = s.end()
+    assert "Traceback" not in err, err[-3000:]
+    assert f"refused a line ({code})" in err  # and the server's log says what it refused
