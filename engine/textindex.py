@@ -130,21 +130,11 @@ def content_hash(data: bytes) -> str:
 
 def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
     """Every markdown file below a base (hidden folders skipped, links not followed)."""
-    found, problems, _ = list_notes_and_gaps(root)
-    return found, problems
-
-
-def list_notes_and_gaps(root: Path) -> tuple[dict[str, os.stat_result], list[str], list[str]]:
-    """list_notes, and the folders that could not be listed ("" for the base itself, else
-    "sub/dir/"): what was there is unknown, so an index keeps its notes below them."""
     found: dict[str, os.stat_result] = {}
     problems: list[str] = []
-    gaps: list[str] = []
 
     def onerror(err: OSError) -> None:
-        rel = _rel(root, err.filename)
-        problems.append(f"{rel}{_LISTING_FAILED}{err.strerror})")
-        gaps.append("" if rel in (".", str(root)) else rel.rstrip("/") + "/")
+        problems.append(f"{_rel(root, err.filename)}: cannot list ({err.strerror})")
 
     top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
@@ -165,10 +155,21 @@ def list_notes_and_gaps(root: Path) -> tuple[dict[str, os.stat_result], list[str
             if not _is_regular(st):
                 continue
             found[rel] = st
-    return found, problems, gaps
+    return found, problems
 
 
 _LISTING_FAILED = ": cannot list ("
+
+
+def listing_gaps(problems: list[str]) -> list[str]:
+    """The folders list_notes could not list, from its problem lines: "" for the base itself,
+    else "sub/dir/". What was in them is unknown, so an index keeps its notes below them."""
+    gaps = []
+    for p in problems:
+        rel, sep, _ = p.rpartition(_LISTING_FAILED)
+        if sep:
+            gaps.append("" if rel == "." or os.path.isabs(rel) else rel.rstrip("/") + "/")
+    return gaps
 
 
 def _in_gap(rel: str, gaps: list[str]) -> bool:
@@ -437,7 +438,8 @@ class TextIndex:
 
     def stale(self) -> bool:
         """Cheap check: has any note been added, removed, or touched since the last index?"""
-        on_disk, problems, gaps = list_notes_and_gaps(self.base.root)
+        on_disk, problems = list_notes(self.base.root)
+        gaps = listing_gaps(problems)
         # A listing that fails, or fails no more, is news the stored answer must tell.
         said = json.loads(self._guard(lambda c: _meta_get(c, "skipped")) or "[]")
         if {p for p in problems if _LISTING_FAILED in p} != {p for p in said if _LISTING_FAILED in p}:
@@ -909,7 +911,8 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
     started_ns = time.time_ns()
     # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
     # emptied: its notes stay indexed as they were, and the answer says the listing failed.
-    on_disk, list_problems, gaps = list_notes_and_gaps(root)
+    on_disk, list_problems = list_notes(root)
+    gaps = listing_gaps(list_problems)
     report.skipped.extend(list_problems)
     skipped_stats: dict[str, str] = {}
     con.execute("BEGIN IMMEDIATE")
