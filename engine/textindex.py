@@ -343,6 +343,7 @@ class TextIndex:
                 self._create(self._memory)
                 self.was_rebuilt = True
                 return self._memory
+            self.close()  # the pool's connections are to the file about to go: none is reused
             for suffix in ("", "-wal", "-shm", "-journal"):
                 try:
                     os.unlink(str(self.path) + suffix)
