@@ -497,7 +497,25 @@ class TextIndex:
 # -- the process's idle connections ------------------------------------------------------
 
 READERS_PER_BASE = 4  # readers of one base at once; a further one waits its turn
-MAX_IDLE_CONNECTIONS = 32  # idle in the whole process, every base together
+MAX_IDLE_CONNECTIONS = 32  # idle in the whole process, every base together...
+_idle_cap: int | None = None
+
+
+def _max_idle() -> int:
+    """...and no more than a sixteenth of the descriptors this process may open (`ulimit -n`):
+    idle connections must never be what runs it out."""
+    global _idle_cap
+    if _idle_cap is None:
+        try:
+            import resource
+
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            if soft == resource.RLIM_INFINITY:
+                soft = -1
+        except (ImportError, OSError):  # no such limit here
+            soft = -1
+        _idle_cap = MAX_IDLE_CONNECTIONS if soft < 0 else max(1, min(MAX_IDLE_CONNECTIONS, soft // 16))
+    return _idle_cap
 _POOL_LOCK = threading.Lock()  # one lock for every pool: eviction crosses bases
 _IDLE_ORDER: "OrderedDict[int, tuple[TextIndex, sqlite3.Connection]]" = OrderedDict()  # oldest first
 
@@ -516,7 +534,7 @@ def _give_back(index: TextIndex, con: sqlite3.Connection) -> None:
     with _POOL_LOCK:
         index._idle.append(con)
         _IDLE_ORDER[id(con)] = (index, con)
-        while len(_IDLE_ORDER) > MAX_IDLE_CONNECTIONS:
+        while len(_IDLE_ORDER) > _max_idle():
             _, (owner, old) = _IDLE_ORDER.popitem(last=False)
             owner._idle.remove(old)
             evicted.append(old)
@@ -566,11 +584,24 @@ def _fs_why(folder: Path, fallback: str) -> str:
         pass
     if not os.access(probe, os.W_OK):
         return "permission denied"
-    try:  # SQLite says "unable to open" for a process out of descriptors too: name that
-        os.close(os.open(os.devnull, os.O_RDONLY))
+    crowded = _descriptors_near_limit()  # SQLite says "unable to open" for that too: name it
+    return f"too many open files: {crowded}" if crowded else fallback
+
+
+def _descriptors_near_limit() -> str | None:
+    """"N of the limit of M in use" when this process is (nearly) out of file descriptors."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        used = len(os.listdir("/proc/self/fd"))  # Linux; elsewhere the question is not asked
     except OSError as e:
-        return f"{e.strerror}: this process has too many files open" if e.errno == errno.EMFILE else fallback
-    return fallback
+        return "the limit reached" if e.errno == errno.EMFILE else None
+    except ImportError:
+        return None
+    if soft == resource.RLIM_INFINITY or used < soft - 8:
+        return None
+    return f"{used} of this process's limit of {soft} in use"
 
 
 def _copy_readable(path: Path, mem: sqlite3.Connection) -> bool:

@@ -107,6 +107,35 @@ def test_kb_index_over_400_bases_under_ulimit_1024(tmp_path):
         con.close()
 
 
+def test_out_of_descriptors_anyway_the_true_cause_is_named(tmp_path):
+    """A process that has its descriptors used up by something else (here descriptors 3-55 taken
+    of a limit of 64) still answers, in memory, and says why in its own words: not SQLite's
+    "unable to open database file"."""
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    for i in range(16):
+        (fleet / f"a{i:02d}").mkdir()
+        (fleet / f"a{i:02d}" / "index.md").write_text(f"# Agent {i}\n\nSearch for: topic{i}\n\nNotes.\n")
+
+    def crowded():  # in the child before exec: descriptors 3-55 point at /dev/null, kept across exec
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        null = os.open(os.devnull, os.O_RDONLY)
+        for n in range(3, 56):
+            if n != null:
+                os.dup2(null, n, inheritable=True)
+        os.set_inheritable(null, True)
+
+    r = subprocess.run(
+        [sys.executable, "-m", "engine.cli", "index", str(fleet)], cwd=REPO, capture_output=True, text=True,
+        timeout=120, close_fds=False, preexec_fn=crowded,
+    )
+    out = r.stdout + r.stderr
+    assert "Traceback" not in out, out[-3000:]
+    refused = [line for line in r.stderr.splitlines() if "cannot be written" in line]
+    assert refused, f"the test must run out of descriptors to mean anything: exit {r.returncode} {out[-600:]}"
+    assert all("too many open files: " in line and "limit of 64" in line for line in refused), refused[:3]
+
+
 # -- listing errors are not deletions -----------------------------------------------------
 
 
