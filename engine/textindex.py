@@ -27,6 +27,7 @@ from .excerpt import plain
 from .errors import KbError
 from .fleet import Base
 from .notes import Note, is_map_file, parse_note
+from .names import is_valid_text, shown
 
 SCHEMA_VERSION = 3
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
@@ -131,7 +132,7 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
     problems: list[str] = []
 
     def onerror(err: OSError) -> None:
-        problems.append(f"{_rel(root, err.filename)}: cannot list ({err.strerror})")
+        problems.append(f"{shown(_rel(root, err.filename))}: cannot list ({err.strerror})")
 
     top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
@@ -144,6 +145,10 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
                 continue
             full = os.path.join(dirpath, name)
             rel = under + name
+            if not is_valid_text(rel):
+                # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
+                problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
+                continue
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling one is reported
             except OSError as e:

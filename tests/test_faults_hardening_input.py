@@ -1,0 +1,94 @@
+"""Faults found from outside (issue 13), the input side: names that are not UTF-8 or hold
+controls, questions that do not encode, keys that would split a note, a BOM, a huge count,
+names at the length limit, a deleted working directory. Each is the real `kb` (or the real
+app under Pilot, or a real MCP client against `kb serve`) on a tmp copy of the demo; none may
+end in a traceback, and each failed on the code before its fix."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from _faults import DEPLOY_Q, NOTHING_Q, assert_terminal_safe, kb, kb_json, tree_hash
+from conftest import REPO
+
+BAD_NAME = b"caf\xe9.md"
+
+
+def _bad_name_note(fleet: Path) -> Path:
+    """A note whose file name holds the byte 0xE9 (Latin-1 é): not UTF-8."""
+    folder = os.fsencode(fleet / "steve")
+    with open(os.path.join(folder, BAD_NAME), "wb") as f:
+        f.write(b"# Cafe\n\n**Search for:** `cafe filter`, `espresso ratio`\n\nhow the coffee is made\n")
+    return fleet
+
+
+def _serve(paths, script):
+    mcp = pytest.importorskip("mcp")  # noqa: F841
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "engine.cli", "serve", *map(str, paths)],
+                                   cwd=str(REPO))
+
+    async def main():
+        with anyio.fail_after(120):
+            async with Client(params) as client:
+                return await script(client)
+
+    return anyio.run(main)
+
+
+# -- 2. a file name that is not UTF-8 ----------------------------------------------------
+
+
+def test_a_note_named_with_a_byte_that_is_not_utf8_is_skipped_by_name_and_the_rest_answers(demo):
+    _bad_name_note(demo)
+    before = tree_hash(demo)
+    r = kb("index", str(demo))
+    assert "caf\\xe9.md: file name is not valid UTF-8" in r.stdout
+    assert r.stdout.count("caf\\xe9.md") == 1
+    a = kb_json(DEPLOY_Q, demo)
+    assert (a["verdict"], a["keyword_top"]) == ("hit", "zed/knowledge/deploy-checklist.md")
+    assert any("caf\\xe9.md" in s for s in a["skipped"])
+    text = kb("route", DEPLOY_Q, str(demo), "--hybrid").stdout
+    assert "skipped:  steve/caf\\xe9.md: file name is not valid UTF-8" in text
+    assert "zed" in kb("fleet", str(demo)).stdout
+    kb("route", NOTHING_Q, str(demo))
+    assert NOTHING_Q in kb("misses", str(demo)).stdout
+    assert "refused" in kb("eval", str(demo / "gold.tsv"), str(demo), "--no-speed").stdout
+    check = kb("check", str(demo), ok=False)
+    assert "steve/caf\\xe9.md" in check.stdout and check.returncode in (0, 1)
+    assert tree_hash(demo) == before  # the markdown is only ever read
+
+
+def test_serve_answers_beside_a_note_whose_name_is_not_utf8(demo):
+    _bad_name_note(demo)
+
+    async def script(c):
+        return await c.call_tool("kb_route", {"question": DEPLOY_Q})
+
+    result = _serve([demo], script)
+    assert not result.is_error, result.content[0].text
+    a = json.loads(result.content[0].text)
+    assert a["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+    assert any("caf\\xe9.md" in s for s in a["skipped"])
+
+
+def test_the_reading_room_loads_beside_a_note_whose_name_is_not_utf8(tmp_path):
+    from tests.tui_support import ask, demo_copy, make_app, ready
+
+    async def go():
+        fleet = _bad_name_note(demo_copy(tmp_path))
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await ask(pilot, DEPLOY_Q, enter=True)
+            assert app.main.answer.keyword_top == "zed/knowledge/deploy-checklist.md"
+
+    asyncio.run(go())
