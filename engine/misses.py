@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import write_atomic
+from .names import repaired
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -51,7 +52,9 @@ def one_line(question: str) -> str:
     C1 controls and U+2028/U+2029 too: str.splitlines() breaks a line at U+0085 and both
     separators, so a question holding one was read back cut short and never counted again.
     """
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", question).strip()
+    # A question that does not encode (a lone surrogate) is logged repaired, not lost in a
+    # UnicodeEncodeError that would also cost the reader the answer.
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", repaired(question)).strip()
 
 
 def question_key(question: str) -> str:

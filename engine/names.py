@@ -40,3 +40,18 @@ def is_valid_text(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# Surrogates that are not surrogateescape's stand-ins for bytes (U+DC80-U+DCFF): a lone one
+# from JSON ("\ud800") has no byte behind it to recover.
+_NOT_A_BYTE = re.compile(r"[\ud800-\udc7f\udd00-\udfff]")
+
+
+def repaired(text: str) -> str:
+    """`text` as UTF-8 can hold it: bytes that arrived undecoded (a question typed under
+    LC_ALL=C, an argument holding \\xff) decoded again as UTF-8, and what still is not text
+    replaced by U+FFFD. Text that already encodes comes back unchanged."""
+    if is_valid_text(text):
+        return text
+    raw = _NOT_A_BYTE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
+    return raw.decode("utf-8", "replace")

@@ -92,3 +92,34 @@ def test_the_reading_room_loads_beside_a_note_whose_name_is_not_utf8(tmp_path):
             assert app.main.answer.keyword_top == "zed/knowledge/deploy-checklist.md"
 
     asyncio.run(go())
+
+
+# -- 3. a question that does not encode ---------------------------------------------------
+
+
+def _miss_lines(fleet: Path) -> list[str]:
+    return [ln for ln in (fleet / "kb-misses.txt").read_text(encoding="utf-8").splitlines() if "zzzqqq" in ln]
+
+
+def test_a_question_holding_a_byte_that_is_not_utf8_is_answered_and_its_miss_logged_repaired(demo):
+    r = kb("route", os.fsdecode(b"\xff zzzqqq"), str(demo))
+    assert "nothing matched" in r.stdout
+    assert [ln.split("\t")[3] for ln in _miss_lines(demo)] == ["\ufffd zzzqqq"]
+
+
+def test_kb_boot_with_such_a_prompt_hands_over_and_logs_the_miss(demo):
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "KB_MISSES_PATH"}
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "boot", str(demo)], input=b"\xff zzzqqq\n",
+                       capture_output=True, cwd=REPO, env=env, timeout=120)
+    assert b"Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.returncode == 0 and b"no agent is handed over" in r.stdout
+    assert [ln.split("\t")[3] for ln in _miss_lines(demo)] == ["\ufffd zzzqqq"]
+
+
+def test_an_accented_question_under_the_c_locale_is_logged_as_typed(demo):
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    r = kb("route", "café zzzqqq", str(demo), env=env)
+    assert "nothing matched" in r.stdout
+    assert [ln.split("\t")[3] for ln in _miss_lines(demo)] == ["café zzzqqq"]
