@@ -109,9 +109,23 @@ def build_parser(mods: list[Any]) -> argparse.ArgumentParser:
     return p
 
 
+def _speak_utf8() -> None:
+    """kb writes UTF-8 whatever the locale says, as git does: under LC_ALL=C Python's ASCII
+    stdout would raise on the first accented title, and --json must stay valid JSON (a
+    backslash escape would not be). A lone surrogate left in text is written as its byte."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8", errors="surrogateescape")
+            except (OSError, ValueError):
+                pass  # a stream that cannot be reconfigured keeps what it had
+
+
 def main(argv: list[str] | None = None) -> int:
     from .errors import KbError
 
+    _speak_utf8()
     mods = _stage_modules()
     parser = build_parser(mods)
     args = parser.parse_args(argv)

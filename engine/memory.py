@@ -40,6 +40,7 @@ from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
+from .names import repaired
 from .normalize import terms as normalise
 from .roster import Roster, roster_of
 from .purpose.weights import PURPOSE_DEFAULT_ON
@@ -227,6 +228,9 @@ class Memory:
         the purpose fusion (engine/purpose), with `near` anchors and `boosts` rules; the
         owner and the verdict never change. `offset` pages into the one ordering.
         """
+        # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
+        # writer of this answer raise: the question is repaired once, here (engine/names.py).
+        question = repaired(question)
         if rerank is not False and rerank is not None:
             # The cross-encoder re-orders the page this same call serves (engine/rerank); True
             # or a RerankRequest(model, precision, use_summary). Its refusals propagate, typed.
