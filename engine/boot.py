@@ -26,6 +26,7 @@ from .atomic import write_atomic
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .textfile import read_text
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -95,7 +96,7 @@ def constitution(base: Base) -> str:
         try:
             if not f.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
                 continue
-            text = f.read_text(encoding="utf-8", errors="replace")
+            text = read_text(f, errors="replace")
         except OSError:
             continue
         # Control characters other than line breaks and tabs never reach the host.
@@ -124,7 +125,7 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     if session:
         path = session_file(memory.fleet.root, session)
         try:
-            remembered = path.read_text(encoding="utf-8").strip()
+            remembered = read_text(path).strip()
         except OSError:
             remembered = None
     if remembered == owner:

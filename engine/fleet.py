@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .errors import KbError
 from .notes import MAP_NAMES
+from .textfile import read_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
 FLEET_FILE = "fleet.txt"
@@ -56,7 +57,7 @@ def read_kv(path: Path) -> dict[str, str]:
     try:
         if not path.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
             return out
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, errors="replace")
     except OSError:
         return out
     for line in text.splitlines():

@@ -123,3 +123,62 @@ def test_an_accented_question_under_the_c_locale_is_logged_as_typed(demo):
     r = kb("route", "café zzzqqq", str(demo), env=env)
     assert "nothing matched" in r.stdout
     assert [ln.split("\t")[3] for ln in _miss_lines(demo)] == ["café zzzqqq"]
+
+
+# -- 9. a count past int()'s digit limit ----------------------------------------------------
+
+
+def test_a_miss_count_of_5000_digits_is_kept_as_unreadable_and_later_misses_still_count(demo):
+    log = demo / "kb-misses.txt"
+    huge = "9" * 5000 + "\t2026-01-01\t2026-01-02\tsome old question\n"
+    log.write_text(huge, encoding="utf-8")
+    for _ in range(2):
+        r = kb("route", NOTHING_Q, str(demo))
+        assert "could not be logged" not in r.stdout, r.stdout
+    text = log.read_text(encoding="utf-8")
+    assert [ln.split("\t")[0] for ln in text.splitlines() if ln.endswith(NOTHING_Q)] == ["2"]
+    assert "9" * 5000 in text  # the damaged line kept as it was, never dropped
+    r = kb("misses", str(demo))
+    assert "kb-misses.txt:7: not a miss" in r.stderr and "1 question, asked 2 times" in r.stdout
+
+
+# -- 10. a UTF-8 byte-order mark ------------------------------------------------------------
+
+BOM = "\ufeff"
+
+
+def _with_bom(path: Path) -> None:
+    path.write_text(BOM + path.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def test_a_bom_on_gold_tsv_grades_as_without_it(demo):
+    plain = kb("eval", str(demo / "gold.tsv"), str(demo), "--no-speed").stdout
+    _with_bom(demo / "gold.tsv")
+    marked = kb("eval", str(demo / "gold.tsv"), str(demo), "--no-speed").stdout
+    strip = lambda s: [ln for ln in s.splitlines() if " ms" not in ln]  # noqa: E731
+    assert strip(marked) == strip(plain)
+
+
+def test_a_bom_on_fleet_txt_and_agent_txt_loses_no_key(demo):
+    _with_bom(demo / "fleet.txt")
+    (demo / "zed" / "agent.txt").write_text(BOM + "name = Zed the Builder\nrole = builds things\nends = at the edge\n",
+                                            encoding="utf-8")
+    text = kb("fleet", str(demo)).stdout
+    assert "fleet:      Atrium" in text
+    assert "Zed the Builder" in text
+
+
+def test_a_bom_on_the_miss_log_keeps_its_first_entry_counting(demo):
+    log = demo / "kb-misses.txt"
+    log.write_text(BOM + f"3\t2026-01-01\t2026-01-02\t{NOTHING_Q}\n    looked like: (nothing)\n", encoding="utf-8")
+    kb("route", NOTHING_Q, str(demo))
+    text = log.read_text(encoding="utf-8")
+    assert [ln.split("\t")[0] for ln in text.splitlines() if ln.endswith(NOTHING_Q)] == ["4"]
+    r = kb("misses", str(demo))
+    assert "not a miss" not in r.stdout + r.stderr
+
+
+def test_a_bom_on_the_aliases_file_still_works(demo):
+    (demo / "kb-aliases.txt").write_text(BOM + "prod = producao\n", encoding="utf-8")
+    a = kb_json("quem decide se um deploy pode ir pra prod", demo)
+    assert a["keyword_top"] == "zed/knowledge/deploy-checklist.md"
