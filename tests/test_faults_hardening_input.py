@@ -182,3 +182,47 @@ def test_a_bom_on_the_aliases_file_still_works(demo):
     (demo / "kb-aliases.txt").write_text(BOM + "prod = producao\n", encoding="utf-8")
     a = kb_json("quem decide se um deploy pode ir pra prod", demo)
     assert a["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+
+
+# -- 6. keys that would split the note they are written into --------------------------------
+
+SPLITTERS = ["\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+CLAIM = "the espresso machine is descaled every second friday"
+
+
+@pytest.mark.parametrize("ch", SPLITTERS, ids=[f"U+{ord(c):04X}" for c in SPLITTERS])
+def test_kb_remember_write_refuses_a_key_holding_a_line_break_naming_it(demo, ch):
+    before = tree_hash(demo)
+    r = kb("remember", CLAIM, str(demo / "steve" / "descaling.md"), "--write",
+           "--key", "descaling", "--key", f"espresso{ch}machine", "--key", "friday", ok=False)
+    assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"U+{ord(ch):04X}" in r.stderr and "nothing written" in r.stderr
+    assert tree_hash(demo) == before
+
+
+def test_kb_remember_over_mcp_refuses_nul_and_line_breaks_before_writing(demo):
+    before = tree_hash(demo)
+    target = str(demo / "steve" / "descaling.md")
+    calls = [
+        {"claim": CLAIM, "keys": ["descaling", "esp\x00resso"]},
+        {"claim": CLAIM, "keys": ["descaling", "espresso\u2028machine"]},
+        {"claim": "the espresso\x00 machine is descaled", "keys": ["descaling"]},
+        {"claim": CLAIM, "keys": ["descaling"], "purpose": "say when\x00 it is descaled"},
+    ]
+
+    async def script(c):
+        return [await c.call_tool("kb_remember", dict(args, path=target, write=True)) for args in calls]
+
+    results = _serve([demo], script)
+    texts = [r.content[0].text for r in results]
+    assert all(r.is_error for r in results), texts
+    assert "U+0000" in texts[0] and "U+2028" in texts[1]
+    assert "the claim holds a NUL" in texts[2] and "the purpose holds a NUL" in texts[3]
+    assert tree_hash(demo) == before
+    assert kb("check", str(demo)).returncode == 0
+
+
+def test_a_key_the_note_reader_keeps_whole_is_still_written_and_indexed(demo):
+    r = kb("remember", CLAIM, str(demo / "steve" / "descaling.md"), "--write", "--json",
+           "--key", "descaling\tschedule", "--key", "espresso machine")
+    assert json.loads(r.stdout)["indexed"] is True
