@@ -63,6 +63,9 @@ def create_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: 
     raw = data.encode(encoding) if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # A new note is read by whoever reads its siblings: the mode open() would give it,
+        # not mkstemp's 0600 (another user's failed read was once stored in a shared index).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()

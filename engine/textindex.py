@@ -793,7 +793,11 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
             text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
             if problem:
                 report.skipped.append(problem)
-                skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+                # What the bytes say (binary, not UTF-8, too large) holds for every reader and
+                # is remembered until the stat changes; a failed read (permission denied) says
+                # only who tried, so it is re-tried on the next update, not stored for everyone.
+                if raw is not None or big is not None or st.st_size > MAX_NOTE_BYTES:
+                    skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
                 if old:
                     _delete_file(con, old[0])
                     report.removed += 1

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _faults import DEPLOY_Q, NOTHING_Q, assert_terminal_safe, kb, kb_json, tree_hash
+from _faults import DEPLOY_Q, NOTHING_Q, assert_terminal_safe, kb, kb_json, modes_bind, run_kb_obeying_modes, tree_hash
 from conftest import REPO
 
 BAD_NAME = b"caf\xe9.md"
@@ -226,3 +226,38 @@ def test_a_key_the_note_reader_keeps_whole_is_still_written_and_indexed(demo):
     r = kb("remember", CLAIM, str(demo / "steve" / "descaling.md"), "--write", "--json",
            "--key", "descaling\tschedule", "--key", "espresso machine")
     assert json.loads(r.stdout)["indexed"] is True
+
+
+# -- 7. the mode of a written note; a failed read is not stored for everyone ------------------
+
+
+def test_a_note_written_by_kb_remember_gets_the_mode_umask_gives(demo):
+    old = os.umask(0o022)
+    try:
+        kb("remember", CLAIM, str(demo / "steve" / "descaling.md"), "--write", "--key", "descaling")
+    finally:
+        os.umask(old)
+    mode = stat.S_IMODE((demo / "steve" / "descaling.md").stat().st_mode)
+    sibling = stat.S_IMODE((demo / "steve" / "index.md").stat().st_mode)
+    assert (mode, sibling) == (0o644, 0o644)
+
+
+@pytest.mark.skipif(modes_bind() is not None, reason=str(modes_bind()))
+def test_a_note_one_reader_could_not_read_is_retried_for_the_next(demo):
+    note = demo / "steve" / "descaling.md"
+    note.write_text(f"# Descaling\n\n**Search for:** `descaling schedule`\n\n{CLAIM}\n", encoding="utf-8")
+    old = note.stat().st_mtime - 3600  # old enough that its stat alone proves it unchanged
+    os.utime(note, (old, old))
+    kb("index", str(demo))
+    note.chmod(0)
+    os.utime(note, (old - 60, old - 60))  # a changed stat, so the next update reads it
+    try:
+        denied = run_kb_obeying_modes("route", "descaling schedule", str(demo), "--json")
+        assert denied.returncode == 0, denied.stderr
+        assert any("descaling.md: cannot read" in s for s in json.loads(denied.stdout)["skipped"])
+        # The author (here: a reader the mode does not stop) asks next; the note's stat is unchanged.
+        a = kb_json("descaling schedule", demo)
+        assert a["keyword_top"] == "steve/descaling.md"
+        assert not any("descaling.md" in s for s in a["skipped"]), a["skipped"]
+    finally:
+        note.chmod(0o644)
