@@ -140,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     except KbError as e:
         print(f"kb: {e}", file=sys.stderr)
         return e.exit_code
+    except OSError as e:
+        # The last net under every verb: a failure of the file system is one line naming the
+        # file and the reason (the verbs refuse what they foresee with a KbError of their own).
+        from .names import os_error_line
+
+        print(f"kb: {os_error_line(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -120,7 +120,10 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
             os.stat(os.path.join(p, "."))
         except OSError as e:
             raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
-        p = p.resolve()
+        try:
+            p = p.resolve()
+        except OSError as e:  # `.` after the working directory was deleted
+            raise KbError(f"{raw}: cannot resolve ({e.strerror or e}); was the current directory deleted?") from e
         if is_base(p):
             found = [p]
             fleet_root_flags.append(False)

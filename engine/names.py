@@ -9,6 +9,7 @@ before it is printed or stored as text: each such character becomes a visible es
 
 from __future__ import annotations
 
+import os
 import re
 
 # C0 controls (tab and newline included), DEL, C1 controls, the line and paragraph separators,
@@ -55,3 +56,9 @@ def repaired(text: str) -> str:
         return text
     raw = _NOT_A_BYTE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "replace")
+
+
+def os_error_line(e: OSError) -> str:
+    """A file system failure as one line: the file, shown, then the reason."""
+    where = f"{shown(os.fsdecode(e.filename))}: " if e.filename else ""
+    return f"{where}{e.strerror or e}"

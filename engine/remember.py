@@ -139,7 +139,12 @@ def remember(memory: "Memory", claim: str, path: str | os.PathLike[str] | None =
         return result
     assert target is not None
     text = note_text(claim, clean_keys, title=title, purpose=purpose)
-    target.path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise KbError(f"{target.id}: a part of its folder path is a file, not a folder; nothing written") from None
+    except OSError as e:
+        raise KbError(f"{target.id}: its folder cannot be made ({e.strerror or e}); nothing written") from None
     _check_inside(memory, target)
     try:
         create_atomic(target.path, text)

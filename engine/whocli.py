@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .errors import KbError
+from .names import shown
 
 
 def register(subparsers) -> None:
@@ -92,6 +93,15 @@ def _note_memory(path: str):
     A base or a fleet root is opened whole (None). Anything below a base opens that base, so
     `kb list demo/zed/knowledge` lists zed's folder rather than mistaking it for a base.
     """
+    try:
+        return _note_memory_of(path)
+    except KbError:
+        raise
+    except OSError as e:  # a name too long, a working directory deleted: one line, not a traceback
+        raise KbError(f"{shown(path)}: {e.strerror or e}") from None
+
+
+def _note_memory_of(path: str):
     from .fleet import is_base
 
     p = Path(os.path.abspath(Path(path).expanduser()))

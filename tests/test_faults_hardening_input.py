@@ -261,3 +261,85 @@ def test_a_note_one_reader_could_not_read_is_retried_for_the_next(demo):
         assert not any("descaling.md" in s for s in a["skipped"]), a["skipped"]
     finally:
         note.chmod(0o644)
+
+
+# -- 8. one line, not a traceback --------------------------------------------------------------
+
+LONG = "a" * 300  # one path component past the 255-byte limit
+
+
+def _one_line_refusal(r) -> str:
+    assert r.returncode != 0, r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kb"), r.stderr[-2000:]
+    return lines[0]
+
+
+def test_a_path_component_of_300_characters_is_one_line_everywhere(demo):
+    before = tree_hash(demo)
+    long_note = str(demo / "steve" / f"{LONG}.md")
+    assert "File name too long" in _one_line_refusal(kb("remember", CLAIM, long_note, ok=False))
+    assert "File name too long" in _one_line_refusal(
+        kb("remember", CLAIM, str(demo / "steve" / LONG / "x.md"), "--write", "--key", "k", ok=False))
+    assert "File name too long" in _one_line_refusal(kb("list", str(demo / "steve" / LONG), ok=False))
+    near = _one_line_refusal(kb("route", DEPLOY_Q, str(demo), "--purpose", "documents", "--near",
+                                f"steve/{LONG}.md", ok=False))
+    assert "is not a note in this fleet" in near
+    assert tree_hash(demo) == before
+
+
+def test_remember_under_a_note_as_if_it_were_a_folder_is_one_line(demo):
+    before = tree_hash(demo)
+    line = _one_line_refusal(kb("remember", CLAIM, str(demo / "steve" / "index.md" / "x.md"), "--write",
+                                "--key", "descaling", ok=False))
+    assert "steve/index.md/x.md" in line and "is a file, not a folder" in line
+    assert tree_hash(demo) == before
+
+
+@pytest.mark.parametrize("verb", [["route", "q", "."], ["boot"]], ids=["route", "boot"])
+def test_a_deleted_working_directory_is_one_line(tmp_path, verb):
+    import subprocess
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = ("import os, runpy, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); sys.path.insert(0, sys.argv[2]);"
+              " sys.argv = ['kb'] + sys.argv[3:]; runpy.run_module('engine.cli', run_name='__main__')")
+    env = {k: v for k, v in os.environ.items() if k != "KB_MISSES_PATH"}
+    r = subprocess.run([sys.executable, "-c", script, str(gone), str(REPO), *verb], input="a question\n",
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    line = _one_line_refusal(r)
+    assert "was the current directory deleted?" in line
+
+
+def test_over_mcp_these_come_back_with_the_reason(demo):
+    before = tree_hash(demo)
+    long_note = str(demo / "steve" / f"{LONG}.md")
+
+    async def script(c):
+        return [
+            await c.call_tool("kb_remember", {"claim": CLAIM, "path": long_note, "write": True, "keys": ["k"]}),
+            await c.call_tool("kb_remember", {"claim": CLAIM, "path": str(demo / "steve" / LONG / "x.md"),
+                                              "write": True, "keys": ["k"]}),
+            await c.call_tool("kb_remember", {"claim": CLAIM, "path": str(demo / "steve" / "index.md" / "x.md"),
+                                              "write": True, "keys": ["descaling"]}),
+            await c.call_tool("kb_list", {"path": str(demo / "steve" / LONG)}),
+        ]
+
+    *refused, listed = _serve([demo], script)
+    texts = [r.content[0].text for r in refused]
+    assert all(r.is_error for r in refused), texts
+    assert "Error executing tool kb_remember" not in texts, texts  # never the bare words, always a reason
+    assert "File name too long" in texts[0] and "File name too long" in texts[1], texts
+    assert "is a file, not a folder" in texts[2]
+    assert not listed.is_error and json.loads(listed.content[0].text)["notes"] == []  # a path holding no notes
+    assert tree_hash(demo) == before
+
+
+def test_a_legal_name_of_250_bytes_is_writable(demo):
+    name = "b" * 247 + ".md"
+    assert len(name.encode()) == 250
+    r = kb("remember", CLAIM, str(demo / "steve" / name), "--write", "--json", "--key", "descaling")
+    assert json.loads(r.stdout)["indexed"] is True
+    assert (demo / "steve" / name).is_file()
+    assert not [p for p in (demo / "steve").iterdir() if p.name.endswith(".tmp")]
