@@ -88,7 +88,7 @@ def session_file(root: Path, session: str) -> Path:
 
 def constitution(base: Base) -> str:
     """The agent's own files, as they are, for a host to inject."""
-    from .render import printable
+    from .render import printable_block
 
     parts = []
     for name in CONSTITUTION_FILES:
@@ -100,7 +100,7 @@ def constitution(base: Base) -> str:
         except OSError:
             continue
         # Control characters other than line breaks and tabs never reach the host.
-        body = printable("\n".join(text.splitlines())).strip()
+        body = printable_block("\n".join(text.splitlines())).strip()
         parts.append(f"## {base.name}/{name}\n\n{body}")
     if not parts:
         parts.append(f"({base.name} has neither agent.txt nor index.md)")

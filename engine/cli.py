@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_route(args, stage_kwargs)
         return int(args.func(args) or 0)
     except KbError as e:
-        print(f"kb: {e}", file=sys.stderr)
+        from .names import shown
+
+        print(f"kb: {shown(str(e))}", file=sys.stderr)  # a refusal is one line, whatever it quotes
         return e.exit_code
     except OSError as e:
         # The last net under every verb: a failure of the file system is one line naming the

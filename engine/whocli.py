@@ -80,7 +80,7 @@ def cmd_boot(args) -> int:
         mem = _memory([args.path or req.cwd or "."])
         b = brief(mem, req, session=args.session)
     except KbError as e:
-        print(f"kb boot: {e}", file=sys.stderr)
+        print(f"kb boot: {shown(str(e))}", file=sys.stderr)
         return 1
     if b.text:
         print(b.text)
