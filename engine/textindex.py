@@ -763,6 +763,14 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
     return text.lstrip("\ufeff"), raw, None
 
 
+# How read_note and bignote.scan word a read that failed (as opposed to bytes that are wrong).
+_READ_FAILURES = (": cannot read (", ": vanished before it could be read", ": is a directory")
+
+
+def _is_read_failure(problem: str) -> bool:
+    return any(w in problem for w in _READ_FAILURES)
+
+
 def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     started_ns = time.time_ns()
     on_disk, list_problems = list_notes(root)
@@ -796,7 +804,7 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
                 # What the bytes say (binary, not UTF-8, too large) holds for every reader and
                 # is remembered until the stat changes; a failed read (permission denied) says
                 # only who tried, so it is re-tried on the next update, not stored for everyone.
-                if raw is not None or big is not None or st.st_size > MAX_NOTE_BYTES:
+                if not _is_read_failure(problem):
                     skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
                 if old:
                     _delete_file(con, old[0])
