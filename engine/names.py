@@ -4,7 +4,8 @@ A file name may hold any byte but `/` and NUL. A newline in one would print a se
 that looks like kb's own output (`verdict:  hit, ...`); a byte that is not UTF-8 arrives from
 the file system as a lone surrogate (U+DCxx, Python's surrogateescape) and makes every write
 of it to a terminal, a JSON line or SQLite raise. Every name therefore passes through `shown`
-before it is printed or stored as text: each such character becomes a visible escape.
+before it is printed or quoted in a problem line: each such character becomes a visible escape.
+`repaired` is the same care for text that is kept (a question), `os_error_line` for a failure.
 """
 
 from __future__ import annotations
@@ -60,5 +61,6 @@ def repaired(text: str) -> str:
 
 def os_error_line(e: OSError) -> str:
     """A file system failure as one line: the file, shown, then the reason."""
-    where = f"{shown(os.fsdecode(e.filename))}: " if e.filename else ""
+    name = e.filename
+    where = f"{shown(os.fsdecode(name))}: " if isinstance(name, (str, bytes, os.PathLike)) and name else ""
     return f"{where}{e.strerror or e}"
