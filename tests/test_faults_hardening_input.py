@@ -384,3 +384,22 @@ def test_a_newline_or_tab_in_a_note_name_is_shown_escaped_on_every_text_surface(
 def test_a_refusal_quoting_a_name_is_one_line(demo):
     r = kb("route", DEPLOY_Q, str(demo / f"no\n{FORGED}"), ok=False)
     assert len(r.stderr.strip().splitlines()) == 1 and "no\\nverdict" in r.stderr, r.stderr
+
+
+def test_the_reading_room_shows_a_newline_in_a_note_name_escaped(tmp_path):
+    from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle
+
+    async def go():
+        fleet = demo_copy(tmp_path)
+        _forging_notes(fleet)
+        app = make_app(fleet)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "forged verdict forgery", enter=True)
+            await settle(pilot)
+            assert app.main.answer.keyword_top == f"steve/knowledge/evil\n{FORGED}.md"
+            text = screen_text(app)
+            assert "evil\\nverdict" in text, text
+            assert "tab\\there.md" in text, text
+
+    asyncio.run(go())
