@@ -169,6 +169,7 @@ class Answer:
     miss: Miss | None
     timings: Timings = field(default_factory=Timings)
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+    query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
 
     @property
     def keyword_top(self) -> str | None:

@@ -124,3 +124,20 @@ def test_warm_rerank_pays_the_load_up_front(fleet):
     assert w["model"] == "kb-test/tiny-cross-encoder" and w["dir"] == str(model)
     rr = mem.ask(QUESTIONS[0], top=3, record_miss=False, rerank=RerankRequest(model=model))
     assert "load_ms" not in rr.stages["rerank"]  # already paid, and never charged to the budget
+
+
+def test_a_reranked_question_is_scored_once(fleet, monkeypatch):
+    # `kb route --rerank` used to ask twice (the page, then the rule's wider window); the
+    # window now comes from the rankings the answer already holds.
+    from engine.catalogue import Catalogue
+
+    demo, model = fleet
+    mem = Memory(demo)
+    mem.ask("warm the index up", record_miss=False)
+    scorings = []
+    real_score = Catalogue.score
+    monkeypatch.setattr(Catalogue, "score", lambda self, segments: scorings.append(segments) or real_score(self, segments))
+    rr = mem.ask(QUESTIONS[0], top=2, record_miss=False, rerank=RerankRequest(model=model))
+    assert len(scorings) == 1 and rr.stages["rerank"]["k"] > 2
+    mem.rerank(mem.ask(QUESTIONS[1], top=2, record_miss=False), RerankRequest(model=model))
+    assert len(scorings) == 2  # the paint-then-rerank path adds no scoring either
