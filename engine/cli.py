@@ -39,13 +39,10 @@ def cmd_index(args) -> int:
 
     mem = _memory(args.paths, update=False)
     code = 0
-    for name, idx in mem.indexes.items():
-        report = idx.update(force=args.force)
-        print(index_report(report))
-        if report.skipped:
-            code = 0  # a skipped note is reported, not fatal: the rest of the base is indexed
-        if idx.memory_reason:  # indexed, but nothing was saved: the one thing `kb index` is for
-            print(f"kb: {idx.memory_reason}", file=sys.stderr)
+    for report, unsaved in mem.index(force=args.force):
+        print(index_report(report))  # a skipped note is reported, not fatal: the rest of the base is indexed
+        if unsaved:  # indexed, but nothing was saved: the one thing `kb index` is for
+            print(f"kb: {unsaved}", file=sys.stderr)
             code = 1
     return code
 

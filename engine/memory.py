@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from . import gate as gate_mod
 from .aliases import Alias, expand, load_aliases
@@ -464,6 +464,29 @@ class Memory:
         # outgrow one machine").
         hits.sort(key=lambda h: (h.bm25, h.id))
         return hits[:RANK_CANDIDATE_POOL]
+
+    # -- the notes, for surfaces that read them (the reader, kb remember, kb misses, kb serve)
+
+    def chunks_of(self, base: str, path: str) -> list[tuple[str, str, int]]:
+        """A note's chunks as indexed, in order: (heading path, text, first line); [] if unknown."""
+        idx = self.indexes.get(base)
+        return idx.chunks_of(path) if idx is not None else []
+
+    def text_matches(self, terms: list[str], limit: int) -> list[tuple[str, str]]:
+        """(base, path) of the files the text scorer finds for `terms`, each base's best
+        `limit`, base by base: no fusion, no gate (kb remember weighs them itself)."""
+        return [(name, row[0]) for name, idx in self.indexes.items() for row in idx.search(terms, limit)[0]]
+
+    def stale(self) -> bool:
+        """Whether any base's notes changed since its index was brought up to date."""
+        return any(idx.stale() for idx in self.indexes.values())
+
+    def index(self, *, force: bool = False) -> Iterator[tuple[IndexReport, str | None]]:
+        """Bring each base's index up to date, one base at a time (what `kb index` prints as
+        it goes): its report, and why nothing was saved when the index had to live in memory."""
+        for idx in self.indexes.values():
+            report = idx.update(force=force)
+            yield report, idx.memory_reason
 
     def passages_for(self, base: str, path: str, terms: list[str], limit: int = 3) -> list[Passage]:
         """A note's chunks that hold the most of the question's words, best first."""

@@ -80,19 +80,17 @@ def assess(memory: "Memory", claim: str) -> tuple[tuple[str, ...], list[Evidence
     memory.snapshot()  # notes changed since the last index are read first
     claim_set = set(terms)
     found: list[Evidence] = []
-    for name, idx in memory.indexes.items():
-        rows, _sent = idx.search(list(terms), EVIDENCE_WIDTH)
-        for path, *_ in rows:
-            for hp, body, _line in idx.chunks_of(path):
-                words = set(unique_terms(hp + " " + body))
-                shared = tuple(t for t in terms if t in words)
-                if not shared:
-                    continue
-                found.append(Evidence(
-                    base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
-                    containment=len(shared) / len(claim_set), shared=shared,
-                    missing=tuple(t for t in terms if t not in words),
-                ))
+    for name, path in memory.text_matches(list(terms), EVIDENCE_WIDTH):
+        for hp, body, _line in memory.chunks_of(name, path):
+            words = set(unique_terms(hp + " " + body))
+            shared = tuple(t for t in terms if t in words)
+            if not shared:
+                continue
+            found.append(Evidence(
+                base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
+                containment=len(shared) / len(claim_set), shared=shared,
+                missing=tuple(t for t in terms if t not in words),
+            ))
     found.sort(key=lambda e: (-e.containment, e.id, e.heading_path))
     return terms, found
 

@@ -47,7 +47,7 @@ class _Fresh:
             if now - self.last < STALE_CHECK_SECONDS:
                 return
             self.last = now
-            if any(idx.stale() for idx in self.memory.indexes.values()):
+            if self.memory.stale():
                 self.memory.refresh()
 
 
