@@ -10,7 +10,7 @@ import pytest
 
 from engine.cli import main
 from engine.rerank.stage import clear_caches, forget_slow_host
-from engine.rerank.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
+from kbtools.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
 Q = "quem decide se um deploy pode ir pra producao"

@@ -12,7 +12,7 @@ from engine import Memory
 from engine.rerank import RerankCallerError, RerankUnavailable
 from engine.rerank.reading import RerankRequest
 from engine.rerank.stage import clear_caches, forget_slow_host
-from engine.rerank.synth import build_tiny_model
+from kbtools.synth import build_tiny_model
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
 QUESTIONS = ["quem decide se um deploy pode ir pra producao", "como faco rollback sem downtime", "devo usar sqlite ou postgres no comeco"]

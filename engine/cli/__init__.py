@@ -1,45 +1,30 @@
-"""`kb`: the engine on the command line. Every answer comes from one call on Memory.
+"""`kb`: the engine on the command line, a thin surface over Memory (model: sqlite-utils).
 
-Bad input ends in one line on stderr naming the file and what is wrong, and a non-zero
-exit; never a traceback. Verbs that belong to an optional stage live beside the stage
-(engine/<stage>/cli.py) and are mounted here, so this file stays a table of contents.
+Every answer comes from one call on Memory. Bad input ends in one line on stderr naming the
+file and what is wrong, and a non-zero exit; never a traceback. `VERBS` below is the one
+table of verbs: each row is the function that adds a verb's parser (and sets `func`, its
+handler). A new verb is a function and one row; tests/test_docs.py fails until README.md
+names it and its options.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from typing import Any
+from typing import Any, Callable
 
-# Stage modules that add verbs (`register(subparsers)`) and/or `kb route` options
-# (`add_route_options(parser)` + `route_kwargs(args)`). Imported only when `kb` starts.
-STAGE_CLI_MODULES = ("engine.purpose.cli", "engine.rerank.cli", "engine.whocli", "engine.misscli", "engine.benchcli")
-
-
-def _stage_modules() -> list[Any]:
-    mods = []
-    for name in STAGE_CLI_MODULES:
-        try:
-            mods.append(importlib.import_module(name))
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
-    return mods
-
-
-def _memory(paths, **kw):
-    from .memory import Memory
-
-    return Memory(paths, **kw)
+from .. import benchcli
+from ..errors import KbError
+from ..evaluate import run_eval
+from ..memory import Memory
+from ..query import Query
+from ..render import index_report, json_line, route_hybrid, route_keywords
+from . import misses, purpose, rerank, who
 
 
 def cmd_index(args) -> int:
-    from .render import index_report
-
-    mem = _memory(args.paths, update=False)
     code = 0
-    for report, unsaved in mem.index(force=args.force):
+    for report, unsaved in Memory(args.paths, update=False).index(force=args.force):
         print(index_report(report))  # a skipped note is reported, not fatal: the rest of the base is indexed
         if unsaved:  # indexed, but nothing was saved: the one thing `kb index` is for
             print(f"kb: {unsaved}", file=sys.stderr)
@@ -47,14 +32,13 @@ def cmd_index(args) -> int:
     return code
 
 
-def cmd_route(args, stage_kwargs: dict[str, Any]) -> int:
-    from .render import json_line, route_hybrid, route_keywords
-
-    mem = _memory(args.paths)
-    answer = mem.ask(args.question, top=max(args.top, 1), **stage_kwargs)
+def cmd_route(args) -> int:
+    # Each stage's options come back empty when not given, so a plain route is byte-identical.
+    stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
+    answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), **stages))
     if args.json:
         print(json_line(answer.to_json()))
-    elif args.hybrid or stage_kwargs:
+    elif args.hybrid or stages:
         print(route_hybrid(answer, args.top))
     else:
         print(route_keywords(answer, args.top))
@@ -62,63 +46,72 @@ def cmd_route(args, stage_kwargs: dict[str, Any]) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluate import run_eval
-
-    mem = _memory(args.paths)
-    report = run_eval(mem, args.gold, speed=not args.no_speed, min_asks=args.asks)
+    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed, min_asks=args.asks)
     print(report.render())
     return 0
 
 
-def build_parser(mods: list[Any]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="kb",
-        description="Route a question to the note and the agent that answer it; no model, no network.",
-    )
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def add_index(sub) -> None:
     ix = sub.add_parser("index", help="build or update each base's index at <base>/.kb/index.db")
     ix.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     ix.add_argument("--force", action="store_true", help="re-read every note, changed or not")
-    ix.set_defaults(func=lambda a: cmd_index(a))
+    ix.set_defaults(func=cmd_index)
 
+
+def add_route(sub) -> None:
     rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it")
     rt.add_argument("question")
     rt.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     rt.add_argument("--top", type=int, default=5, metavar="N", help="how many rows to show (default 5)")
     rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
     rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
-    for m in mods:
-        if hasattr(m, "add_route_options"):
-            m.add_route_options(rt)
-    rt.set_defaults(func=None)
+    purpose.add_route_options(rt)
+    rerank.add_route_options(rt)
+    rt.set_defaults(func=cmd_route)
 
+
+def add_eval(sub) -> None:
     ev = sub.add_parser("eval", help="grade the fleet against an answer key (gold.tsv)")
     ev.add_argument("gold", metavar="GOLD")
     ev.add_argument("paths", nargs="+", metavar="PATH")
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
     ev.add_argument("--asks", type=int, default=1000, metavar="N", help="asks timed for SPEED (default 1000)")
-    ev.set_defaults(func=lambda a: cmd_eval(a))
+    ev.set_defaults(func=cmd_eval)
 
-    for m in mods:
-        if hasattr(m, "register"):
-            m.register(sub)
+
+# The verb table, in `kb --help` order.
+VERBS: tuple[Callable[[Any], Any], ...] = (
+    add_index,
+    add_route,
+    add_eval,
+    misses.add_misses,
+    misses.add_check,
+    who.add_fleet,
+    who.add_boot,
+    who.add_remember,
+    who.add_serve,
+    who.add_list,
+    purpose.add_fusion,
+    rerank.add_model,
+    rerank.add_rerank,
+    benchcli.register,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kb",
+        description="Route a question to the note and the agent that answer it; no model, no network.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add_verb in VERBS:
+        add_verb(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import KbError
-
-    mods = _stage_modules()
-    parser = build_parser(mods)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
-        if args.command == "route":
-            stage_kwargs: dict[str, Any] = {}
-            for m in mods:
-                if hasattr(m, "route_kwargs"):
-                    stage_kwargs.update(m.route_kwargs(args))
-            return cmd_route(args, stage_kwargs)
         return int(args.func(args) or 0)
     except KbError as e:
         print(f"kb: {e}", file=sys.stderr)
@@ -127,7 +120,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
