@@ -4,9 +4,9 @@ and nothing else. The cross-encoder's WordPiece is trained on the demo's own not
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import copy_demo, copy_notes
 
 from engine import Memory
 from engine.rerank import RerankCallerError, RerankUnavailable
@@ -14,14 +14,13 @@ from engine.rerank.reading import RerankRequest
 from engine.rerank.stage import clear_caches, forget_slow_host
 from kbtools.synth import build_tiny_model
 
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
 QUESTIONS = ["quem decide se um deploy pode ir pra producao", "como faco rollback sem downtime", "devo usar sqlite ou postgres no comeco"]
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
-    shutil.copytree(DEMO, root / "demo", ignore=shutil.ignore_patterns(".kb"))
+    copy_demo(root / "demo")
     notes = [p.read_text(encoding="utf-8") for p in sorted((root / "demo").rglob("*.md"))]
     model = build_tiny_model(root / "models", corpus=notes)
     return root / "demo", model
@@ -80,7 +79,7 @@ def test_the_window_reaches_past_the_page(fleet):
 def test_model_from_fleet_txt_relative_to_the_root(fleet, tmp_path):
     demo, model = fleet
     copy = tmp_path / "demo"
-    shutil.copytree(demo, copy, ignore=shutil.ignore_patterns(".kb"))
+    copy_notes(demo, copy)
     shutil.copytree(model, copy / "models" / "ce")
     with open(copy / "fleet.txt", "a", encoding="utf-8") as f:
         f.write("rerank_model = models/ce\n")
