@@ -26,6 +26,7 @@ from .atomic import write_atomic
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .render import printable
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -87,7 +88,6 @@ def session_file(root: Path, session: str) -> Path:
 
 def constitution(base: Base) -> str:
     """The agent's own files, as they are, for a host to inject."""
-    from .render import printable
 
     parts = []
     for name in CONSTITUTION_FILES:

@@ -37,12 +37,17 @@ from .answer import (
     Timings,
 )
 from .catalogue import Catalogue, Scored, make_entry
+from .classifier import Classifier, choose
+from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
 from .normalize import terms as normalise
+from .remember import remember
+from .rerank.reading import rerank_answer, warm_for
 from .roster import Roster, roster_of
+from .purpose.reading import fuse_reading_list, options_for
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .rrf import rrf
@@ -260,9 +265,6 @@ class Memory:
         """The purpose stage's checked options, or None when the stage is off."""
         if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
             return None
-        # Imported on use: a plain route (the common case) does not pay for the stage.
-        from .purpose.reading import options_for
-
         return options_for(query.purpose, query.near, query.boosts, bases=self._base_roots())
 
     def _base_roots(self) -> dict[str, Path]:
@@ -308,8 +310,6 @@ class Memory:
         fused = rrf([k.id for k in keyword], [h.id for h in text])
         fusion = None
         if fusion_options is not None:
-            from .purpose.reading import fuse_reading_list
-
             fusion = fuse_reading_list(
                 fused, options=fusion_options, snapshot=snap, records=snap.records, base_roots=self._base_roots(),
                 generation=snap.generation, offset=query.offset, limit=query.top,
@@ -380,14 +380,10 @@ class Memory:
         the answer's own). Owner and verdict are never touched. Raises the stage's typed
         refusals; RerankBudgetExceeded carries the un-reranked rows.
         """
-        from .rerank.reading import rerank_answer
-
         return rerank_answer(self, answer, request, top=top)
 
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
-        from .rerank.reading import warm_for
-
         return warm_for(self, request)
 
     def route(self, question: str, **kw) -> Answer:
@@ -406,11 +402,6 @@ class Memory:
         return self._roster
 
     def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
-        # Imported here: subprocess and tempfile cost `kb route` milliseconds it should not pay
-        # on a fleet with no classifier.
-        from .classifier import Classifier, choose
-        from .dossier import build_dossier
-
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
         text = build_dossier(self.roster, question, keyword, fold_choice.totals)
@@ -426,8 +417,6 @@ class Memory:
         With `write` and at least one key, `path` (a new note inside one of the bases) is
         written atomically, never over an existing file, and indexed. See engine/remember.py.
         """
-        from .remember import remember
-
         return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
     def recall_loss(self, answer: Answer) -> Miss | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import KbError
+from .rerank.reading import RerankRequest
 
 DEFAULT_TOP = 5
 
@@ -50,9 +51,6 @@ class Query:
         if self.rerank is False:
             object.__setattr__(self, "rerank", None)
         elif self.rerank is not None:
-            # Imported only when a rerank is asked for: a plain route never loads the stage.
-            from .rerank.reading import RerankRequest
-
             object.__setattr__(self, "rerank", RerankRequest.of(self.rerank))
 
     def page(self, top: int) -> "Query":

@@ -24,6 +24,7 @@ from .errors import KbError
 from .excerpt import excerpt
 from .normalize import unique_terms
 from .notes import MAP_NAMES
+from .render import one_line, printable
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -199,7 +200,6 @@ def note_text(claim: str, keys: list[str], *, title: str | None = None, purpose:
 
 
 def render(r: Remembered) -> str:
-    from .render import one_line, printable
 
     lines = [
         f"claim:     {one_line(r.claim)}",
