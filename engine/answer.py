@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+
 VERDICTS = ("hit", "guess", "nothing")
 
 
@@ -219,8 +221,6 @@ class Answer:
             "verdict": self.verdict,
         }
         if agent.chosen_by == "classifier" or agent.note:
-            from .coverage import coverage_line  # the one wording of the coverage line, on every surface
-
             out["agent"].update(
                 {"coverage": agent.coverage, "subject": agent.subject, "reason": agent.reason, "note": agent.note,
                  "line": coverage_line(agent)}
