@@ -26,6 +26,7 @@ from .atomic import write_atomic
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .render import printable_block
 from .textfile import read_text
 
 if TYPE_CHECKING:
@@ -88,7 +89,6 @@ def session_file(root: Path, session: str) -> Path:
 
 def constitution(base: Base) -> str:
     """The agent's own files, as they are, for a host to inject."""
-    from .render import printable_block
 
     parts = []
     for name in CONSTITUTION_FILES:
