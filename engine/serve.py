@@ -26,6 +26,7 @@ from typing import Any
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
+from .names import os_error_line
 
 log = logging.getLogger("kb.serve")
 STALE_CHECK_SECONDS = 1.0  # a long-lived server re-reads changed notes, at most this often
@@ -116,8 +117,6 @@ def build_server(memory: "Memory"):
                 raise ToolError(str(e)) from None
             except OSError as e:
                 # Not a bare "Error executing tool": the caller gets the file and the reason.
-                from .names import os_error_line
-
                 log.warning("%s failed: %s", fn.__name__, os_error_line(e))
                 raise ToolError(os_error_line(e)) from None
 
