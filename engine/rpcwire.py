@@ -56,10 +56,10 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         return _error(None, INVALID_REQUEST, "Invalid Request: an id must be a string or an integer")
     if "method" not in message and "result" not in message and "error" not in message:
         return _error(msg_id, INVALID_REQUEST, "Invalid Request: no method")
-    import mcp_types  # the library's own reading of a message: what it would refuse, we answer
+    from mcp import types  # the library's own reading of a message: what it would refuse, we answer
 
     try:
-        mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValueError as e:  # pydantic's ValidationError
         first = e.errors()[0] if hasattr(e, "errors") else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int))

@@ -27,6 +27,7 @@ from .confine import confine
 from .errors import KbError
 from .memory import Memory
 from .names import os_error_line
+from .rpcwire import CheckedWire
 
 log = logging.getLogger("kb.serve")
 STALE_CHECK_SECONDS = 1.0  # a long-lived server re-reads changed notes, at most this often
@@ -167,8 +168,6 @@ def serve(paths: list[str]) -> int:
     snap = memory.snapshot()  # indexed before the first request, not during it
     log.warning("serving %d entries across %d agents (%s)", snap.catalogue.n, len(memory.bases),
                 ", ".join(b.name for b in memory.bases))
-    from .rpcwire import CheckedWire
-
     server = build_server(memory)
     wire = CheckedWire()  # a line the library cannot read gets its JSON-RPC error reply
     try:

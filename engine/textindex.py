@@ -22,8 +22,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    import resource  # Unix: the descriptor limit the connection pool stays under
+except ImportError:
+    resource = SimpleNamespace()  # type: ignore[assignment]
 
 from . import bignote
 from .chunking import Chunk, chunk_sections
@@ -511,12 +517,10 @@ def _max_idle() -> int:
     global _idle_cap
     if _idle_cap is None:
         try:
-            import resource
-
             soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
             if soft == resource.RLIM_INFINITY:
                 soft = -1
-        except (ImportError, OSError):  # no such limit here
+        except (AttributeError, OSError):  # no `resource` module here, or no such limit
             soft = -1
         _idle_cap = MAX_IDLE_CONNECTIONS if soft < 0 else max(1, min(MAX_IDLE_CONNECTIONS, soft // 16))
     return _idle_cap
@@ -595,13 +599,11 @@ def _fs_why(folder: Path, fallback: str) -> str:
 def _descriptors_near_limit() -> str | None:
     """"N of the limit of M in use" when this process is (nearly) out of file descriptors."""
     try:
-        import resource
-
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         used = len(os.listdir("/proc/self/fd"))  # Linux; elsewhere the question is not asked
     except OSError as e:
         return "the limit reached" if e.errno == errno.EMFILE else None
-    except ImportError:
+    except AttributeError:  # no `resource` module here
         return None
     if soft == resource.RLIM_INFINITY or used < soft - 8:
         return None
