@@ -169,6 +169,7 @@ class Answer:
     miss: Miss | None
     timings: Timings = field(default_factory=Timings)
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+    question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
 
     @property
     def keyword_top(self) -> str | None:
@@ -228,6 +229,8 @@ class Answer:
             out["miss"]["looked_like"] = list(self.miss.looked_like)
         if self.stages:
             out["stages"] = self.stages
+        if self.question_chars:
+            out["question_cut"] = {"chars": self.question_chars, "read": len(self.question)}
         return out
 
 

@@ -44,6 +44,7 @@ from .normalize import terms as normalise
 from .roster import Roster, roster_of
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .rrf import rrf
+from .question import cut_question
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
 
@@ -227,6 +228,8 @@ class Memory:
         the purpose fusion (engine/purpose), with `near` anchors and `boosts` rules; the
         owner and the verdict never change. `offset` pages into the one ordering.
         """
+        # Cut first, so the rerank, the scorers and the miss log all see the same question.
+        question, question_chars = cut_question(question)
         if rerank is not False and rerank is not None:
             # The cross-encoder re-orders the page this same call serves (engine/rerank); True
             # or a RerankRequest(model, precision, use_summary). Its refusals propagate, typed.
@@ -320,6 +323,7 @@ class Memory:
                 total_ms=(time.perf_counter() - t0) * 1000,
             ),
             stages={"fusion": fusion.stamp} if fusion is not None else {},
+            question_chars=question_chars,
         )
         if record_miss:
             miss = self.recall_loss(answer)
