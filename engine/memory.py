@@ -44,6 +44,7 @@ from .normalize import terms as normalise
 from .roster import Roster, roster_of
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .rrf import rrf
+from .nofollow import LinkRefused
 from .question import cut_question
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -417,7 +418,9 @@ class Memory:
             record(path, answer.question, offered, today)
             recorded, error = True, None
         except OSError as e:
-            recorded, error = False, f"{path}: {e.strerror or e}"
+            # A refused link names itself: it may be the lock or the .gitignore, not the log.
+            where = e.filename if isinstance(e, LinkRefused) and e.filename else path
+            recorded, error = False, f"{where}: {e.strerror or e}"
         return Miss(
             question=answer.question, looked_like=tuple(offered), date=today, path=str(path),
             recorded=recorded, error=error,

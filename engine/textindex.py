@@ -26,6 +26,7 @@ from .chunking import Chunk, chunk_sections
 from .excerpt import plain
 from .errors import KbError
 from .fleet import Base
+from .nofollow import make_dirs, refuse_links
 from .notes import Note, is_map_file, parse_note
 
 SCHEMA_VERSION = 3
@@ -170,6 +171,9 @@ def _rel(root: Path, p: str | None) -> str:
         return p
 
 
+_SIDE_FILES = ("", "-wal", "-shm", "-journal")  # index.db and what SQLite writes beside it
+
+
 class TextIndex:
     """One base's index. Safe to share between threads: each thread gets its own connection."""
 
@@ -190,7 +194,10 @@ class TextIndex:
     # -- connections -------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow).
+        make_dirs(self.path.parent, below=self.base.root)
+        for suffix in _SIDE_FILES:
+            refuse_links(str(self.path) + suffix, below=self.base.root)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
         return con
@@ -284,8 +291,9 @@ class TextIndex:
                 self._create(self._memory)
                 self.was_rebuilt = True
                 return self._memory
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in _SIDE_FILES:
                 try:
+                    refuse_links(str(self.path) + suffix, below=self.base.root)  # never delete elsewhere
                     os.unlink(str(self.path) + suffix)
                 except FileNotFoundError:
                     pass
@@ -455,6 +463,7 @@ def _fs_why(folder: Path, fallback: str) -> str:
 def _copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
     """Copy a sound index file into `mem`, read as immutable (it may sit on a read-only disk)."""
     try:
+        refuse_links(path, below=path.parent.parent)  # another program's file is not our index
         if not path.is_file():
             return False
         src = sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)

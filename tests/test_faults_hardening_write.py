@@ -147,3 +147,81 @@ def test_kb_route_prints_the_cut_in_one_line_and_logs_the_cut_question(demo):
     assert "Traceback" not in r.stderr
     logged = (demo / "kb-misses.txt").read_text(encoding="utf-8")
     assert max(len(line) for line in logged.splitlines()) < MAX_QUESTION_CHARS + 100
+
+
+# -- item 5: no links followed for files kb writes ---------------------------------------------
+
+
+def _listing(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _foreign_db(path):
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE accounts (id INTEGER PRIMARY KEY, owner TEXT)")
+    con.execute("INSERT INTO accounts (owner) VALUES ('another program')")
+    con.commit()
+    con.close()
+
+
+def test_a_kb_folder_linked_elsewhere_is_never_written_nor_deleted_there(demo, tmp_path):
+    other = tmp_path / "other-program"
+    other.mkdir()
+    _foreign_db(other / "index.db")
+    before = _listing(other)
+    (demo / "zed" / ".kb").symlink_to(other, target_is_directory=True)
+    for args in (("route", "quem decide se um deploy pode ir pra producao", str(demo)), ("index", str(demo)),
+                 ("route", "how much protein per meal", str(demo), "--purpose", "documents")):
+        r = run_kb(*args)
+        # `kb index` fails for the base it could not write, as for any unwritable index.
+        assert r.returncode == (1 if args[0] == "index" else 0), r.stderr
+        assert "Traceback" not in r.stderr
+        assert _listing(other) == before, args  # not deleted, not replaced, nothing added
+        said = [line for line in (r.stdout + r.stderr).splitlines() if "symbolic link" in line]
+        assert said and all(str(demo / "zed" / ".kb") in line for line in said), r.stdout + r.stderr
+    assert (demo / "zed" / ".kb").is_symlink()
+    # The other bases are indexed as before, and zed's notes are still answered (from memory).
+    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo), "--json")
+    assert json.loads(r.stdout)["verdict"] == "hit"
+
+
+def test_a_miss_log_lock_linked_outside_is_not_created(demo, tmp_path):
+    target = tmp_path / "nologin"
+    (demo / ".kb-misses.txt.lock").symlink_to(target)
+    r = run_kb("route", NOTHING_Q, str(demo))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert not target.exists() and (demo / ".kb-misses.txt.lock").is_symlink()
+    miss = [line for line in r.stdout.splitlines() if "symbolic link" in line]
+    assert len(miss) == 1 and ".kb-misses.txt.lock" in miss[0], r.stdout
+
+
+def test_a_miss_log_linked_outside_is_neither_read_nor_copied(demo, tmp_path):
+    outside = tmp_path / "someone-elses.txt"
+    outside.write_text("7\t2026-01-01\t2026-01-02\tmy private question about my salary\n", encoding="utf-8")
+    before = outside.read_bytes()
+    (demo / "kb-misses.txt").symlink_to(outside)
+    r = run_kb("route", NOTHING_Q, str(demo))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert (demo / "kb-misses.txt").is_symlink() and outside.read_bytes() == before
+    assert len([line for line in r.stdout.splitlines() if "symbolic link" in line]) == 1, r.stdout
+    r = run_kb("misses", str(demo))
+    assert r.returncode != 0 and "salary" not in r.stdout + r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "symbolic link" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_gitignore_linked_outside_is_not_copied_into_the_work_tree(demo, tmp_path):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(demo)], check=True)
+    outside = tmp_path / "private-ignore"
+    outside.write_text("secret-project-name/\n", encoding="utf-8")
+    (demo / ".gitignore").unlink(missing_ok=True)  # the demo's own, replaced by the planted link
+    (demo / ".gitignore").symlink_to(outside)
+    r = run_kb("route", NOTHING_Q, str(demo))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert (demo / ".gitignore").is_symlink() and outside.read_text() == "secret-project-name/\n"
+    assert not (demo / "kb-misses.txt").exists()  # an unignored private log would be committed
+    said = [line for line in r.stdout.splitlines() if "symbolic link" in line]
+    assert len(said) == 1 and ".gitignore" in said[0], r.stdout
