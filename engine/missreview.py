@@ -209,8 +209,13 @@ def _similarity(span: tuple[str, ...], key_terms: tuple[str, ...]) -> float:
     """How alike a run of question words and a key are spelled: the words run together
     (`roll back` ~ `rollback`), or each question word against its best key word."""
     joined = dice("".join(span), "".join(key_terms))
-    each = sum(max(dice(s, w) for w in key_terms) for s in span) / len(span)
+    each = sum(_best_word(s, key_terms) for s in span) / len(span)
     return max(joined, each)
+
+
+@lru_cache(maxsize=65536)
+def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
+    return max(dice(word, w) for w in key_terms)
 
 
 @dataclass(frozen=True)
@@ -225,37 +230,36 @@ class _FileKeys:
     """
 
     terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
+    grams: tuple[frozenset[str], ...]  # per key: its words' trigrams and those of the words run together
     by_gram: dict[str, tuple[int, ...]]  # trigram -> indexes of the keys carrying it
 
 
 @lru_cache(maxsize=4096)
 def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
     per_key: list[tuple[str, ...]] = []
+    per_key_grams: list[frozenset[str]] = []
     by_gram: dict[str, set[int]] = {}
     for order, key in enumerate(keys):
         kt = tuple(terms(key))
         per_key.append(kt)
-        if not kt:
-            continue
-        for g in trigrams("".join(kt)).union(*(trigrams(w) for w in kt)):
+        grams = _grams_of(kt) if kt else frozenset()
+        per_key_grams.append(grams)
+        for g in grams:
             by_gram.setdefault(g, set()).add(order)
-    return _FileKeys(tuple(per_key), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
+    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
 
 
-def _span_grams(spans: list[tuple[str, ...]]) -> set[str]:
-    grams: set[str] = set()
-    for span in spans:
-        grams |= trigrams("".join(span))
-        for s in span:
-            grams |= trigrams(s)
-    return grams
+def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
+    """The trigrams a span or a key can share: its words' and those of its words run together."""
+    return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
 
 
 def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
     spans = [tuple(s) for s in _spans(q_terms, matched)]
     if not spans:
         return None
-    grams = _span_grams(spans)
+    span_grams = [_grams_of(span) for span in spans]
+    grams = frozenset().union(*span_grams)
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
@@ -263,10 +267,10 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
         for order in reached:  # in the file's key order, as the full scan went
-            kt = prepared.terms[order]
-            for span in spans:
-                if span == kt:
-                    continue  # aliasing a word to itself adds nothing
+            kt, kg = prepared.terms[order], prepared.grams[order]
+            for span, sg in zip(spans, span_grams):
+                if span == kt or sg.isdisjoint(kg):
+                    continue  # a word aliased to itself adds nothing; no shared gram, no similarity
                 sim = _similarity(span, kt)
                 rank = (sim, len(span), -order)
                 if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):

@@ -225,3 +225,17 @@ def test_a_gitignore_linked_outside_is_not_copied_into_the_work_tree(demo, tmp_p
     assert not (demo / "kb-misses.txt").exists()  # an unignored private log would be committed
     said = [line for line in r.stdout.splitlines() if "symbolic link" in line]
     assert len(said) == 1 and ".gitignore" in said[0], r.stdout
+
+
+def test_a_megabyte_question_over_mcp_is_cut_and_the_answer_says_so(demo):
+    pytest.importorskip("mcp")
+    from test_serve import _json, _talk
+
+    q = _long_question(1_200_000)
+
+    async def script(c):
+        return _json(await c.call_tool("kb_route", {"question": q}))
+
+    route = _talk([demo], script)
+    assert route["question_cut"] == {"chars": len(q), "read": len(route["question"])}
+    assert len(route["question"]) <= MAX_QUESTION_CHARS and q.startswith(route["question"])
