@@ -249,6 +249,7 @@ def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
     return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
 
 
+@lru_cache(maxsize=65536)
 def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
     """The trigrams a span or a key can share: its words' and those of its words run together."""
     return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
