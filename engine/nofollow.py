@@ -48,10 +48,10 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
     for p in chain:
         try:
             st = os.lstat(p)
-        except FileNotFoundError:
+        except OSError:
+            # Absent, under a non-directory, or in a folder nobody may search: no link can be
+            # followed there either, and the caller's own open reports it in its own words.
             return
-        except NotADirectoryError:
-            return  # the caller's own write reports that one
         if stat.S_ISLNK(st.st_mode):
             raise _refuse(p, target)
 
@@ -66,9 +66,12 @@ def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) 
             os.mkdir(here)
         except FileExistsError:
             pass
-        if stat.S_ISLNK(os.lstat(here).st_mode):
+        mode = os.lstat(here).st_mode
+        if stat.S_ISLNK(mode):
             # Named in full: the caller reports the file it meant to write inside the folder.
             raise LinkRefused(errno.ELOOP, f"{here} is a symbolic link; kb follows no link where it writes", str(here))
+        if not stat.S_ISDIR(mode):
+            raise FileExistsError(errno.EEXIST, "exists and is not a directory", str(here))  # as mkdir -p says
 
 
 def open_lock(path: str | os.PathLike[str]) -> int:
