@@ -110,6 +110,21 @@ def test_indexed_proposals_equal_the_full_scan_on_a_generated_log(demo, monkeypa
     assert sum(1 for p in proposals if p and p["basis"] == "spelling") >= 20
     assert sum(1 for p in proposals if p is None) >= 20
     assert indexed == reference
+    # Where the prose offered nothing, the near files are those carrying the offered keys, in
+    # catalogue order: what the walk over every key found, now looked up by key.
+    cat = mem.snapshot().catalogue
+    fallback = 0
+    for e in reference["entries"]:
+        a = mem.ask(e["question"], record_miss=False, with_passages=False, top=1, classify=False)
+        if a.text:
+            continue
+        fallback += 1
+        walked: list[str] = []
+        for key, entry in cat.vocabulary_keys():
+            if " ".join(key.split()) in set(a.suggestions) and entry.id not in walked and len(walked) < 3:
+                walked.append(entry.id)
+        assert [f["id"] for f in e["near"]] == walked, e["question"]
+    assert fallback >= 5
 
 
 # -- item 14: a question over the stated length is cut, and the answer says so ---------------
