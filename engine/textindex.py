@@ -194,10 +194,11 @@ class TextIndex:
     # -- connections -------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow).
-        make_dirs(self.path.parent, below=self.base.root)
+        # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow);
+        # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
+        make_dirs(self.path.parent, below=self.path.parent.parent)
         for suffix in _SIDE_FILES:
-            refuse_links(str(self.path) + suffix, below=self.base.root)
+            refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
         return con
@@ -293,7 +294,7 @@ class TextIndex:
                 return self._memory
             for suffix in _SIDE_FILES:
                 try:
-                    refuse_links(str(self.path) + suffix, below=self.base.root)  # never delete elsewhere
+                    refuse_links(str(self.path) + suffix, below=self.path.parent.parent)  # never delete elsewhere
                     os.unlink(str(self.path) + suffix)
                 except FileNotFoundError:
                     pass
