@@ -254,3 +254,13 @@ def test_a_megabyte_question_over_mcp_is_cut_and_the_answer_says_so(demo):
     route = _talk([demo], script)
     assert route["question_cut"] == {"chars": len(q), "read": len(route["question"])}
     assert len(route["question"]) <= MAX_QUESTION_CHARS and q.startswith(route["question"])
+
+
+def test_a_fleet_kb_folder_linked_elsewhere_gets_no_session_memory(demo, tmp_path):
+    other = tmp_path / "other-program"
+    other.mkdir()
+    (demo / ".kb").symlink_to(other, target_is_directory=True)
+    r = run_kb("boot", str(demo), "--session", "s-1", "--text", stdin="how much protein per meal\n")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert list(other.iterdir()) == []  # no sessions/ folder made through the link
+    assert r.stdout.strip()  # the briefing is still handed over; only its memory is lost
