@@ -60,7 +60,9 @@ def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) 
     """mkdir -p `folder` under `below`, refusing any component that is a link, before or after
     it is made (mkdir never follows a link it creates, but one may be there already)."""
     folder, here = Path(folder), Path(below)
-    for part in folder.relative_to(here).parts:
+    rel = folder.relative_to(here)
+    os.makedirs(here, exist_ok=True)  # the folder it belongs to is the caller's; made as mkdir -p would
+    for part in rel.parts:
         here = here / part
         try:
             os.mkdir(here)
