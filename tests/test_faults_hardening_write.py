@@ -8,12 +8,11 @@ scan it replaced), and a question over the stated length is cut, and the answer 
 from __future__ import annotations
 
 import json
-import os
 import random
 
 import pytest
 
-from _faults import NOTHING_Q, copy_demo, run_kb  # noqa: F401
+from _faults import NOTHING_Q, run_kb
 from engine import Memory
 from engine import missreview
 from engine.misses import MissEntry, render_log
