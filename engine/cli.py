@@ -109,9 +109,23 @@ def build_parser(mods: list[Any]) -> argparse.ArgumentParser:
     return p
 
 
+def _speak_utf8() -> None:
+    """kb writes UTF-8 whatever the locale says, as git does: under LC_ALL=C Python's ASCII
+    stdout would raise on the first accented title, and --json must stay valid JSON (a
+    backslash escape would not be). A lone surrogate left in text is written as its byte."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(encoding="utf-8", errors="surrogateescape")
+            except (OSError, ValueError):
+                pass  # a stream that cannot be reconfigured keeps what it had
+
+
 def main(argv: list[str] | None = None) -> int:
     from .errors import KbError
 
+    _speak_utf8()
     mods = _stage_modules()
     parser = build_parser(mods)
     args = parser.parse_args(argv)
@@ -124,8 +138,17 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_route(args, stage_kwargs)
         return int(args.func(args) or 0)
     except KbError as e:
-        print(f"kb: {e}", file=sys.stderr)
+        from .names import shown
+
+        print(f"kb: {shown(str(e))}", file=sys.stderr)  # a refusal is one line, whatever it quotes
         return e.exit_code
+    except OSError as e:
+        # The last net under every verb: a failure of the file system is one line naming the
+        # file and the reason (the verbs refuse what they foresee with a KbError of their own).
+        from .names import os_error_line
+
+        print(f"kb: {os_error_line(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

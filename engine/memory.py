@@ -40,6 +40,7 @@ from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
+from .names import repaired
 from .normalize import terms as normalise
 from .roster import Roster, roster_of
 from .purpose.weights import PURPOSE_DEFAULT_ON
@@ -229,8 +230,10 @@ class Memory:
         the purpose fusion (engine/purpose), with `near` anchors and `boosts` rules; the
         owner and the verdict never change. `offset` pages into the one ordering.
         """
-        # Cut first, so the rerank, the scorers and the miss log all see the same question.
-        question, question_chars = cut_question(question)
+        # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
+        # writer of this answer raise: the question is repaired once, here (engine/names.py).
+        # Then cut, so the rerank, the scorers and the miss log all see the same question.
+        question, question_chars = cut_question(repaired(question))
         if rerank is not False and rerank is not None:
             # The cross-encoder re-orders the page this same call serves (engine/rerank); True
             # or a RerankRequest(model, precision, use_summary). Its refusals propagate, typed.

@@ -39,6 +39,7 @@ def cmd_misses(args) -> int:
 
     from .memory import Memory
     from .missreview import review_misses
+    from .render import printable
 
     if args.near < 0:
         raise KbError(f"--near {args.near}: give a count of files, 0 or more")
@@ -50,7 +51,7 @@ def cmd_misses(args) -> int:
 
         raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
     for p in report.problems:
-        print(f"kb: {p}", file=sys.stderr)
+        print(f"kb: {printable(p)}", file=sys.stderr)
     if args.json:
         print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
     else:

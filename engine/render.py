@@ -12,6 +12,7 @@ import re
 from .answer import Answer
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .names import repaired, shown
 from .suggest import LIMIT_NOTE
 from .textindex import IndexReport
 
@@ -24,8 +25,15 @@ SUGGEST_LEAD = "the base does know these, and they look like words you used:"
 
 
 def printable(s: str) -> str:
-    """Control characters (and bidi overrides) made visible and harmless, as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
+    """One value on one line: a name, a question, a finding. Every control character (newline
+    and tab too: a note named `evil\\nverdict:  hit...` must not print a line of its own), the
+    bidi overrides and bytes that are not UTF-8 made visible as escapes (engine/names.py)."""
+    return shown(s)
+
+
+def printable_block(s: str) -> str:
+    """Several lines of prose (a constitution): line breaks and tabs kept, other controls escaped."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", repaired(s))
 
 
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
@@ -77,7 +85,7 @@ def verdict_line(a: Answer) -> str:
     why = f"{top:.2f} {'>=' if top >= g.floor else '<'} floor {g.floor:.2f} at {g.entries} entries"
     if g.entries < MIN_ENTRIES_TO_ROUTE:
         why = f"{g.entries} entr{'y' if g.entries == 1 else 'ies'}, below {MIN_ENTRIES_TO_ROUTE}: one note has no ruler"
-    owner = a.agent.name or "-"
+    owner = printable(a.agent.name or "-")
     margin = f", agent margin {a.agent.margin:.2f}" if a.agent.margin is not None else ""
     line = f"verdict:  {a.verdict}, owner {owner} ({why}{margin})"
     if a.agent.chosen_by == "classifier":
@@ -154,7 +162,7 @@ def route_hybrid(a: Answer, top: int) -> str:
 
 def index_report(r: IndexReport, base_root: str = "") -> str:
     head = (
-        f"{r.base}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
+        f"{printable(r.base)}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
         f"{r.unchanged} unchanged, {r.added} added, {r.changed} changed, {r.removed} removed "
         f"({r.seconds * 1000:.0f} ms)"
     )

@@ -116,6 +116,12 @@ def build_server(memory: "Memory"):
             except KbError as e:
                 log.info("refused: %s", e)
                 raise ToolError(str(e)) from None
+            except OSError as e:
+                # Not a bare "Error executing tool": the caller gets the file and the reason.
+                from .names import os_error_line
+
+                log.warning("%s failed: %s", fn.__name__, os_error_line(e))
+                raise ToolError(os_error_line(e)) from None
 
         return call
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .errors import KbError
+from .names import shown
 
 
 def register(subparsers) -> None:
@@ -79,7 +80,7 @@ def cmd_boot(args) -> int:
         mem = _memory([args.path or req.cwd or "."])
         b = brief(mem, req, session=args.session)
     except KbError as e:
-        print(f"kb boot: {e}", file=sys.stderr)
+        print(f"kb boot: {shown(str(e))}", file=sys.stderr)
         return 1
     if b.text:
         print(b.text)
@@ -92,6 +93,15 @@ def _note_memory(path: str):
     A base or a fleet root is opened whole (None). Anything below a base opens that base, so
     `kb list demo/zed/knowledge` lists zed's folder rather than mistaking it for a base.
     """
+    try:
+        return _note_memory_of(path)
+    except KbError:
+        raise
+    except OSError as e:  # a name too long, a working directory deleted: one line, not a traceback
+        raise KbError(f"{shown(path)}: {e.strerror or e}") from None
+
+
+def _note_memory_of(path: str):
     from .fleet import is_base
 
     p = Path(os.path.abspath(Path(path).expanduser()))

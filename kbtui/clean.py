@@ -21,6 +21,14 @@ def clean(text: str) -> str:
     return _CONTROL.sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
 
 
+def name_line(name: str) -> str:
+    """A note's path, an id, a base: escaped as the CLI shows it (engine/names.py), so a newline
+    or a tab in a file name reads as `\\n` or `\\t` rather than as a space that hides it."""
+    from engine.names import shown
+
+    return shown(name)
+
+
 def one_line(text: str) -> str:
     """`clean`, then folded to one line: for cells and list rows."""
     return " ".join(clean(text).split())

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine.misses import misses_path, read_log
 
-from .clean import one_line
+from .clean import name_line, one_line
 from .messages import MissesLoaded
 
 
@@ -107,11 +107,11 @@ class MissesScreen(Screen):
             t.append("today        ", style="dim")
             t.append(review.verdict_now.upper(), style="bold")
             if review.top_now:
-                t.append(f" on {one_line(review.top_now)}")
+                t.append(f" on {name_line(review.top_now)}")
             t.append("\n")
         if review.near:
             t.append("nearly       ", style="dim")
-            t.append(", ".join(one_line(f.id) for f in review.near[:3]) + "\n")
+            t.append(", ".join(name_line(f.id) for f in review.near[:3]) + "\n")
         p = review.proposal
         if p is not None:
             t.append("alias line   ", style="dim")

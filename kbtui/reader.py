@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 from textual.widgets._markdown import MarkdownBlock
 
-from .clean import clean, one_line
+from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
 from .messages import NoteLoaded
 
@@ -49,8 +49,8 @@ class ReaderScreen(Screen):
 
     def _header(self) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f" {one_line(self.base)} ", style="bold reverse")
-        t.append(f" {one_line(self.path)}", style="bold")
+        t.append(f" {name_line(self.base)} ", style="bold reverse")
+        t.append(f" {name_line(self.path)}", style="bold")
         row = self._row()
         if row is not None:
             t.append(f"   {one_line(row.why)}", style="italic dim")

@@ -17,7 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from .clamp import Clamp
-from .clean import one_line
+from .clean import name_line, one_line
 
 
 EXCERPT_LINES = 2
@@ -27,8 +27,8 @@ def result_prompt(r) -> Group:
     """A row: score, agent and path on one line; then provenance and excerpt, two lines."""
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"{r.score:.3f}", style="bold")
-    head.append(f"  {one_line(r.base)}", style="bold")
-    head.append(f"  {one_line(r.path)}")
+    head.append(f"  {name_line(r.base)}", style="bold")
+    head.append(f"  {name_line(r.path)}")
     if r.rerank_score is not None:
         head.append(f"  rerank {r.rerank_score:.3f}", style="dim")
     excerpt = r.passages[0].excerpt if r.passages else (r.purpose or r.title)
