@@ -27,6 +27,7 @@ from .nofollow import make_dirs, refuse_links
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .render import printable_block
 from .textfile import read_text
 
 if TYPE_CHECKING:
@@ -89,7 +90,6 @@ def session_file(root: Path, session: str) -> Path:
 
 def constitution(base: Base) -> str:
     """The agent's own files, as they are, for a host to inject."""
-    from .render import printable_block
 
     parts = []
     for name in CONSTITUTION_FILES:

@@ -24,6 +24,7 @@ from .errors import KbError
 from .excerpt import excerpt
 from .normalize import unique_terms
 from .notes import MAP_NAMES
+from .render import one_line, printable
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -84,19 +85,17 @@ def assess(memory: "Memory", claim: str) -> tuple[tuple[str, ...], list[Evidence
     memory.snapshot()  # notes changed since the last index are read first
     claim_set = set(terms)
     found: list[Evidence] = []
-    for name, idx in memory.indexes.items():
-        rows, _sent = idx.search(list(terms), EVIDENCE_WIDTH)
-        for path, *_ in rows:
-            for hp, body, _line in idx.chunks_of(path):
-                words = set(unique_terms(hp + " " + body))
-                shared = tuple(t for t in terms if t in words)
-                if not shared:
-                    continue
-                found.append(Evidence(
-                    base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
-                    containment=len(shared) / len(claim_set), shared=shared,
-                    missing=tuple(t for t in terms if t not in words),
-                ))
+    for name, path in memory.text_matches(list(terms), EVIDENCE_WIDTH):
+        for hp, body, _line in memory.chunks_of(name, path):
+            words = set(unique_terms(hp + " " + body))
+            shared = tuple(t for t in terms if t in words)
+            if not shared:
+                continue
+            found.append(Evidence(
+                base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
+                containment=len(shared) / len(claim_set), shared=shared,
+                missing=tuple(t for t in terms if t not in words),
+            ))
     found.sort(key=lambda e: (-e.containment, e.id, e.heading_path))
     return terms, found
 
@@ -219,7 +218,6 @@ def note_text(claim: str, keys: list[str], *, title: str | None = None, purpose:
 
 
 def render(r: Remembered) -> str:
-    from .render import one_line, printable
 
     lines = [
         f"claim:     {one_line(r.claim)}",

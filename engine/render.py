@@ -10,18 +10,13 @@ import json
 import re
 
 from .answer import Answer
+from .clean import escaped
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .names import repaired, shown
-from .suggest import LIMIT_NOTE
+from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .textindex import IndexReport
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
-NOTHING_LINES = (
-    "nothing matched. Either the base does not cover it, or the",
-    "Search for lines do not carry the words a real question uses.",
-)
-SUGGEST_LEAD = "the base does know these, and they look like words you used:"
 
 
 def printable(s: str) -> str:
@@ -33,7 +28,7 @@ def printable(s: str) -> str:
 
 def printable_block(s: str) -> str:
     """Several lines of prose (a constitution): line breaks and tabs kept, other controls escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", repaired(s))
+    return escaped(repaired(s))
 
 
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
@@ -65,7 +60,7 @@ def header(a: Answer) -> list[str]:
 def notices(a: Answer) -> list[str]:
     out = []
     if a.index_was_rebuilt:
-        out.append("note:     the index was damaged and has been rebuilt from the notes")
+        out.append(f"note:     {INDEX_REBUILT}")
     elif a.reindexed:
         out.append(f"note:     {a.reindexed} changed file(s) re-indexed before answering")
     for s in a.skipped[:5]:
@@ -168,7 +163,7 @@ def index_report(r: IndexReport, base_root: str = "") -> str:
     )
     lines = [head]
     if r.rebuilt:
-        lines.append("  the index was damaged and has been rebuilt from the notes")
+        lines.append(f"  {INDEX_REBUILT}")
     if r.unreachable:
         lines.append(f"  {len(r.unreachable)} file(s) with no Search for: line; no question can reach them:")
         lines += [f"    {printable(p)}" for p in r.unreachable]

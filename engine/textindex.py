@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -162,9 +163,7 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
 
 
 def _is_regular(st: os.stat_result) -> bool:
-    import stat as _stat
-
-    return _stat.S_ISREG(st.st_mode)
+    return stat.S_ISREG(st.st_mode)
 
 
 def _rel(root: Path, p: str | None) -> str:

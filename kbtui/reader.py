@@ -88,7 +88,7 @@ class ReaderScreen(Screen):
         source = clean(raw.decode("utf-8", errors="replace"))
         line = self.forced_line or 0
         if not line:
-            chunks = memory.indexes[self.base].chunks_of(self.path)
+            chunks = memory.chunks_of(self.base, self.path)
             if passage is None and self.terms:
                 best = memory.passages_for(self.base, self.path, list(self.terms), limit=1)
                 passage = best[0] if best else None

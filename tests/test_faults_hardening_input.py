@@ -81,10 +81,11 @@ def test_serve_answers_beside_a_note_whose_name_is_not_utf8(demo):
 
 
 def test_the_reading_room_loads_beside_a_note_whose_name_is_not_utf8(tmp_path):
-    from tests.tui_support import ask, demo_copy, make_app, ready
+    from conftest import copy_demo
+    from tui_support import ask, make_app, ready
 
     async def go():
-        fleet = _bad_name_note(demo_copy(tmp_path))
+        fleet = _bad_name_note(copy_demo(tmp_path / "demo"))
         app = make_app(fleet)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
@@ -385,10 +386,11 @@ def test_a_refusal_quoting_a_name_is_one_line(demo):
 
 
 def test_the_reading_room_shows_a_newline_in_a_note_name_escaped(tmp_path):
-    from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle
+    from conftest import copy_demo
+    from tui_support import ask, make_app, ready, screen_text, settle
 
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         _forging_notes(fleet)
         app = make_app(fleet)
         async with app.run_test(size=(200, 50)) as pilot:
