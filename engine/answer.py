@@ -172,6 +172,7 @@ class Answer:
     timings: Timings = field(default_factory=Timings)
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
+    question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
 
     @property
     def keyword_top(self) -> str | None:
@@ -229,6 +230,8 @@ class Answer:
             out["miss"]["looked_like"] = list(self.miss.looked_like)
         if self.stages:
             out["stages"] = self.stages
+        if self.question_chars:
+            out["question_cut"] = {"chars": self.question_chars, "read": len(self.question)}
         return out
 
 

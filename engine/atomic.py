@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .nofollow import refuse_links
+
 
 def write_atomic(
     path: str | os.PathLike[str], data: str | bytes, *, encoding: str = "utf-8", mode: int | None = None
@@ -18,6 +20,9 @@ def write_atomic(
     """
     path = Path(path)
     raw = data.encode(encoding) if isinstance(data, str) else data
+    # Replacing a link would not write through it, but what is written was often read through
+    # it (a log, a .gitignore): a link where kb writes is refused (engine/nofollow).
+    refuse_links(path)
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777

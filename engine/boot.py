@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .atomic import write_atomic
+from .nofollow import make_dirs, refuse_links
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
@@ -140,7 +141,8 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     text = "\n".join(lines) + "\n\n" + constitution(base)
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent, below=memory.fleet.root)  # `.kb` never through a link
+            refuse_links(path, below=memory.fleet.root)
             write_atomic(path, owner + "\n")
         except OSError:
             pass  # losing the memory costs one repeated constitution; not worth failing a message

@@ -45,6 +45,7 @@ from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
 from .names import repaired
+from .nofollow import LinkRefused
 from .normalize import terms as normalise
 from .remember import remember
 from .rerank.reading import rerank_answer, warm_for
@@ -52,6 +53,7 @@ from .roster import Roster, roster_of
 from .purpose.reading import fuse_reading_list, options_for
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
+from .question import cut_question
 from .rrf import rrf
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -257,13 +259,18 @@ class Memory:
             query = Query(question, **options)
         # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
         # writer of this answer raise: the question is repaired once, here (engine/names.py).
-        fixed = repaired(query.question)
+        # Then cut (engine/question.py), so the scorers, the rerank and the miss log all see the
+        # same question, and the answer says how long it was.
+        fixed, question_chars = cut_question(repaired(query.question))
         if fixed != query.question:
             query = replace(query, question=fixed)
         fusion_options = self._fusion_options(query)  # refused before any work
         routed = self._route(query)
         reading = self._read(query, routed, fusion_options)
-        answer = self._miss(query, self._answer(query, routed, reading))
+        answer = self._answer(query, routed, reading)
+        if question_chars:
+            answer = replace(answer, question_chars=question_chars)
+        answer = self._miss(query, answer)
         if query.rerank is not None:
             answer = self.rerank(answer, query.rerank)
         return answer
@@ -442,7 +449,9 @@ class Memory:
             record(path, answer.question, offered, today)
             recorded, error = True, None
         except OSError as e:
-            recorded, error = False, f"{path}: {e.strerror or e}"
+            # A refused link names itself: it may be the lock or the .gitignore, not the log.
+            where = e.filename if isinstance(e, LinkRefused) and e.filename else path
+            recorded, error = False, f"{where}: {e.strerror or e}"
         return Miss(
             question=answer.question, looked_like=tuple(offered), date=today, path=str(path),
             recorded=recorded, error=error,

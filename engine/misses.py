@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .atomic import write_atomic
 from .names import repaired
+from .nofollow import open_lock, refuse_links
 from .textfile import read_text
 
 MISSES_ENV = "KB_MISSES_PATH"
@@ -119,6 +120,7 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
     An absent log is no misses, not an error. Raises OSError when it exists and cannot be read.
     """
     try:
+        refuse_links(path)  # a log reached through a link is another file's lines (engine/nofollow)
         if path.exists() and not path.is_file():
             # A FIFO's read would block forever; a folder is no log either.
             raise OSError("not a regular file")
@@ -144,6 +146,7 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
     q = one_line(question)
     if not q:
         return
+    refuse_links(path)  # its lines would be read from elsewhere and copied here
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -157,7 +160,8 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
     # Before the first write, so there is no moment when the log exists and git would add it.
     ensure_ignored(path)
     lock_path = path.with_name("." + path.name + ".lock")
-    with open(lock_path, "a+") as lock:
+    # O_NOFOLLOW: a lock planted as a link would create its target (as root, /etc/nologin).
+    with os.fdopen(open_lock(lock_path), "a+") as lock:
         # Taken before the read: a merge over a stale read is the lost count the lock prevents.
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
@@ -209,6 +213,9 @@ def ensure_ignored(path: Path) -> None:
     sources.append((_read_quiet(chain[-1] / ".git" / "info" / "exclude"), False))
     missing = [w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
     if missing:
+        # A linked .gitignore was read from elsewhere: rewriting it would copy that file's lines
+        # into this work tree. Refused, and so is the miss: an unignored log would be committed.
+        refuse_links(gi)
         sep = "" if not current or current.endswith("\n") else "\n"
         try:
             write_atomic(gi, current + sep + "".join(m + "\n" for m in missing))

@@ -16,14 +16,16 @@ rests on the text rather than on spelling: meaning is the reader's call, never t
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from .aliases import Alias
 from .gate import verdict_for
 from .misses import MissEntry, load, misses_path
 from .normalize import terms, words
-from .suggest import SUGGEST_MIN_DICE, dice
+from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
 MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
@@ -139,9 +141,11 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
         files.append(_near(snap, hit.base, hit.path, rank))
     if not files:
         # Nothing in the prose: the files carrying what the suggester offers are the nearest.
-        offered = set(answer.suggestions)
-        for key, e in snap.catalogue.vocabulary_keys():
-            if " ".join(key.split()) in offered and all(f.id != e.id for f in files) and len(files) < pool:
+        # Looked up by the offered keys, in catalogue order: no walk over every key per entry.
+        spelled = _entries_by_key(snap.catalogue)
+        found = sorted({hit for key in answer.suggestions for hit in spelled.get(key, ())})
+        for _, e in found:
+            if all(f.id != e.id for f in files) and len(files) < pool:
                 files.append(_near(snap, e.base, e.path, None))
     shown = tuple(files[: max(near, 0)])
 
@@ -165,6 +169,21 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
 
 
+_BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
+    """Each key as the suggester offers it (spacing collapsed) -> (catalogue position, entry),
+    built once per catalogue: `kb misses` looks up thousands of entries against one index."""
+    table = _BY_KEY.get(catalogue)
+    if table is None:
+        acc: dict[str, list[tuple[int, object]]] = {}
+        for pos, (key, e) in enumerate(catalogue.vocabulary_keys()):
+            acc.setdefault(" ".join(key.split()), []).append((pos, e))
+        table = _BY_KEY[catalogue] = {k: tuple(v) for k, v in acc.items()}
+    return table
+
+
 def _near(snap, base: str, path: str, rank: int | None) -> NearFile:
     rec = snap.records.get(base, {}).get(path)
     keys = tuple(rec.keys) if rec and rec.is_entry else ()
@@ -185,33 +204,78 @@ def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
     return out
 
 
-def _similarity(span: list[str], key_terms: list[str]) -> float:
+@lru_cache(maxsize=65536)  # a log's questions share their words; each pair is measured once
+def _similarity(span: tuple[str, ...], key_terms: tuple[str, ...]) -> float:
     """How alike a run of question words and a key are spelled: the words run together
     (`roll back` ~ `rollback`), or each question word against its best key word."""
     joined = dice("".join(span), "".join(key_terms))
-    each = sum(max(dice(s, w) for w in key_terms) for s in span) / len(span)
+    each = sum(_best_word(s, key_terms) for s in span) / len(span)
     return max(joined, each)
 
 
+@lru_cache(maxsize=65536)
+def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
+    return max(dice(word, w) for w in key_terms)
+
+
+@dataclass(frozen=True)
+class _FileKeys:
+    """One file's keys prepared once: their terms, and which keys carry each trigram.
+
+    A key can reach SUGGEST_MIN_DICE only by sharing a trigram with the question: either its
+    words run together share one with a span run together, or one of its words shares one with
+    a question word (the mean of per-word bests needs one best above the floor, and a Dice
+    above 0 needs a shared gram). So only the keys the question's grams reach are measured;
+    the rest could not have been proposed, and the proposal is the one a full scan gives.
+    """
+
+    terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
+    grams: tuple[frozenset[str], ...]  # per key: its words' trigrams and those of the words run together
+    by_gram: dict[str, tuple[int, ...]]  # trigram -> indexes of the keys carrying it
+
+
+@lru_cache(maxsize=4096)
+def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
+    per_key: list[tuple[str, ...]] = []
+    per_key_grams: list[frozenset[str]] = []
+    by_gram: dict[str, set[int]] = {}
+    for order, key in enumerate(keys):
+        kt = tuple(terms(key))
+        per_key.append(kt)
+        grams = _grams_of(kt) if kt else frozenset()
+        per_key_grams.append(grams)
+        for g in grams:
+            by_gram.setdefault(g, set()).add(order)
+    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
+
+
+@lru_cache(maxsize=65536)
+def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
+    """The trigrams a span or a key can share: its words' and those of its words run together."""
+    return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
+
+
 def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
-    spans = _spans(q_terms, matched)
+    spans = [tuple(s) for s in _spans(q_terms, matched)]
     if not spans:
         return None
+    span_grams = [_grams_of(span) for span in spans]
+    grams = frozenset().union(*span_grams)
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
             continue
-        for order, key in enumerate(f.keys):
-            kt = terms(key)
-            if not kt:
-                continue
-            for span in spans:
-                if span == kt:
-                    continue  # aliasing a word to itself adds nothing
+        prepared = _file_keys(f.keys)
+        reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
+        for order in reached:  # in the file's key order, as the full scan went
+            kt, kg = prepared.terms[order], prepared.grams[order]
+            for span, sg in zip(spans, span_grams):
+                if span == kt or sg.isdisjoint(kg):
+                    continue  # a word aliased to itself adds nothing; no shared gram, no similarity
                 sim = _similarity(span, kt)
                 rank = (sim, len(span), -order)
                 if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
-                    best = (rank, span, key, f)
+                    best = (rank, span, f.keys[order], f)
         if best is not None:
             break  # the nearest file with a key spelled like the question wins
     if best is not None:

@@ -47,10 +47,14 @@ def one_line(s: str) -> str:
 
 
 def header(a: Answer) -> list[str]:
-    return [
-        f"question: {one_line(a.question)}",
-        f"indexed:  {a.indexed.entries} entries across {a.indexed.agents} agents, {a.indexed.aliases} aliases",
-    ]
+    from .question import MAX_QUESTION_CHARS
+
+    out = [f"question: {one_line(a.question)}"]
+    if a.question_chars:
+        out.append(f"cut:      the question has {a.question_chars:,} characters; only the first "
+                   f"{MAX_QUESTION_CHARS:,} or fewer were read")
+    out.append(f"indexed:  {a.indexed.entries} entries across {a.indexed.agents} agents, {a.indexed.aliases} aliases")
+    return out
 
 
 def notices(a: Answer) -> list[str]:

@@ -36,6 +36,7 @@ from .chunking import Chunk, chunk_sections
 from .excerpt import plain
 from .errors import KbError
 from .fleet import Base
+from .nofollow import make_dirs, refuse_links
 from .notes import Note, is_map_file, parse_note
 from .names import is_valid_text, shown
 
@@ -201,6 +202,9 @@ def _rel(root: Path, p: str | None) -> str:
         return p
 
 
+_SIDE_FILES = ("", "-wal", "-shm", "-journal")  # index.db and what SQLite writes beside it
+
+
 class TextIndex:
     """One base's index. Safe to share between threads: each thread gets its own connection."""
 
@@ -227,7 +231,11 @@ class TextIndex:
     # -- connections -------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow);
+        # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
+        make_dirs(self.path.parent, below=self.path.parent.parent)
+        for suffix in _SIDE_FILES:
+            refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
         return con
@@ -354,8 +362,9 @@ class TextIndex:
                 self.was_rebuilt = True
                 return self._memory
             self.close()  # the pool's connections are to the file about to go: none is reused
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in _SIDE_FILES:
                 try:
+                    refuse_links(str(self.path) + suffix, below=self.path.parent.parent)  # never delete elsewhere
                     os.unlink(str(self.path) + suffix)
                 except FileNotFoundError:
                     pass
@@ -613,6 +622,7 @@ def _descriptors_near_limit() -> str | None:
 def _copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
     """Copy a sound index file into `mem`, read as immutable (it may sit on a read-only disk)."""
     try:
+        refuse_links(path, below=path.parent.parent)  # another program's file is not our index
         if not path.is_file():
             return False
         src = sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)

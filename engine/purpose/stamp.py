@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.atomic import write_atomic
+from engine.nofollow import make_dirs, refuse_links
 from engine.purpose.errors import FusionStampMismatch
 from engine.purpose.links import CONTENTS_NAMES
 from engine.purpose.signals import CLOCK_QUANTUM_MS, FRONTIER_CAP, HOP1, MAX_HOPS
@@ -79,7 +80,8 @@ def diff_stamps(stored: Any, current: Any, prefix: str = "") -> list[str]:
 
 def _write(path: Path, stamp: dict[str, Any]) -> dict[str, Any]:
     receipt = {**stamp, "stampedAtMs": int(time.time() * 1000)}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent, below=path.parent.parent)  # `.kb` is never reached through a link
+    refuse_links(path, below=path.parent.parent)
     write_atomic(path, json.dumps(receipt, indent=2, sort_keys=True) + "\n")
     return receipt
 

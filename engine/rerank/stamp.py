@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_atomic
+from ..nofollow import make_dirs, refuse_links
 from .errors import RerankStampMismatch, RerankUnavailable
 from .model import ModelInfo
 
@@ -55,7 +56,8 @@ def read_stamp(path: Path) -> dict[str, Any] | None:
 
 def write_stamp(path: Path, info: ModelInfo) -> dict[str, Any]:
     stamp = stamp_of(info)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(path.parent, below=path.parent.parent)  # `.kb` is never reached through a link
+    refuse_links(path, below=path.parent.parent)
     write_atomic(path, json.dumps(stamp, indent=2, sort_keys=True) + "\n")
     return stamp
 

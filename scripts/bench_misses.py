@@ -1,0 +1,94 @@
+"""Benchmark: `kb misses` over a large log (issue 13, item 14). Prints figures; asserts nothing.
+
+Builds a copy of the demo fleet in a temporary folder, writes a log of N distinct misses made
+of the fleet's own key words (misspelt, split, mixed with words it does not hold, the shape of
+a real log), then times review_misses (every entry re-asked and a proposal made) over a few
+runs and prints the median and p95 per run and per entry.
+
+    python3 scripts/bench_misses.py [--misses 10000] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from engine import Memory  # noqa: E402
+from engine.misses import MissEntry, render_log  # noqa: E402
+from engine.missreview import review_misses  # noqa: E402
+from engine.normalize import words  # noqa: E402
+
+
+def generated_log(memory, count: int, seed: int = 13) -> list[MissEntry]:
+    rng = random.Random(seed)
+    vocab = sorted({w for k in memory.snapshot().catalogue.keys_as_written() for w in words(k) if len(w) > 2})
+    noise = ["zorbly", "quux", "frobnicate", "como", "what", "the", "de", "voor", "snarf", "kettle"]
+    out, seen = [], set()
+    while len(out) < count:
+        parts = []
+        for _ in range(rng.randint(1, 6)):
+            w = rng.choice(vocab) if rng.random() < 0.6 else rng.choice(noise)
+            if rng.random() < 0.3 and len(w) > 4:
+                i = rng.randrange(1, len(w) - 1)
+                w = w[:i] + w[i + 1:]
+            parts.append(w)
+        q = " ".join(parts) + f" n{len(out)}"  # distinct, as a large log's questions are
+        if q not in seen:
+            seen.add(q)
+            out.append(MissEntry(rng.randint(1, 9), "2026-11-01", "2026-11-20", q, ""))
+    return out
+
+
+def mem_log(fleet: Path) -> list[MissEntry]:
+    from engine.misses import read_log
+
+    return read_log(fleet / "kb-misses.txt")
+
+
+def _figures(times: list[float], n: int) -> str:
+    times = sorted(times)
+    p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+    med = statistics.median(times)
+    return f"median {med:.2f} s   p95 {p95:.2f} s   ({med / n * 1e6:.0f} us per miss)"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--misses", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        fleet = Path(tmp) / "demo"
+        shutil.copytree(REPO / "examples" / "demo", fleet, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt*"))
+        mem = Memory(fleet)
+        (fleet / "kb-misses.txt").write_text(render_log(generated_log(mem, args.misses)), encoding="utf-8")
+        questions = [e.question for e in mem_log(fleet)]
+        times, asks = [], []
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            report = review_misses(mem)
+            times.append(time.perf_counter() - t)
+            # The floor under it: every question re-asked as review_one asks it, and nothing else.
+            t = time.perf_counter()
+            for q in questions:
+                mem.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
+            asks.append(time.perf_counter() - t)
+        assert len(report.reviews) == args.misses
+        proposals = sum(1 for r in report.reviews if r.proposal)
+        print(f"kb misses over {args.misses:,} distinct misses ({proposals:,} proposals), {args.runs} runs:")
+        print(f"  whole review      {_figures(times, args.misses)}")
+        print(f"  re-asking alone   {_figures(asks, args.misses)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
