@@ -99,7 +99,10 @@ def _file_sig(path: Path) -> tuple[int, int] | None:
 class Memory:
     """Route, retrieve and remember over a set of bases (or fleet roots)."""
 
-    def __init__(self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True):
+    def __init__(
+        self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True,
+        resident: bool = False,
+    ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.fleet: Fleet = discover(list(paths))
@@ -112,6 +115,11 @@ class Memory:
         self._pending_reindexed = 0
         self._roster: Roster | None = None
         self._classifier = None  # engine.classifier.Classifier, made on the first question
+        # A process that stays up (the reading room, kb serve) answers the text leg from
+        # postings in memory (engine/resident.py), ranked exactly as FTS5 ranks; a one-shot
+        # asks FTS5, which costs nothing to open. Memory alone chooses which.
+        self._resident_wanted = resident
+        self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -162,6 +170,9 @@ class Memory:
                 reports.append(None)
                 continue
             reports.append(idx.update(force=force))
+            leg = self._resident.get(name)
+            if leg is not None and reports[-1].touched:
+                leg.refresh()  # the same incremental update, followed in memory
         real = [r for r in reports if r is not None]
         self.last_reports = real
         self._pending_reindexed = sum(r.touched for r in real)
@@ -424,13 +435,27 @@ class Memory:
     def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
-            rows, _sent = idx.search(terms, RANK_CANDIDATE_POOL)
+            rows, _sent = self._text_search(name, idx).search(terms, RANK_CANDIDATE_POOL)
             hits.extend(TextHit(name, path, score, hp, body) for path, score, hp, body, _line in rows)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (see DESIGN.md, "Where users
         # outgrow one machine").
         hits.sort(key=lambda h: (h.bm25, h.id))
         return hits[:RANK_CANDIDATE_POOL]
+
+    def _text_search(self, name: str, idx: TextIndex):
+        """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory."""
+        if not self._resident_wanted or idx.memory_why is not None:
+            return idx
+        leg = self._resident.get(name)
+        if leg is None:
+            from .resident import ResidentText  # numpy: only a process that stays up pays for it
+
+            with self._swap:
+                leg = self._resident.get(name)
+                if leg is None:
+                    leg = self._resident[name] = ResidentText(idx)
+        return leg
 
     def passages_for(self, base: str, path: str, terms: list[str], limit: int = 3) -> list[Passage]:
         """A note's chunks that hold the most of the question's words, best first."""
