@@ -19,7 +19,7 @@ import engine.textindex as ti
 from engine.catalogue import (
     SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for,
 )
-from engine.haystack import generate
+from kbtools.haystack import generate
 from engine.memory import Memory
 
 # -- the reference: the code as it was before issue 8, verbatim but for names ---------------

@@ -16,7 +16,7 @@ Measured in one run, on one fleet and one question set:
 
 Nothing here is asserted: speed on a shared machine is evidence, reported with the load
 average beside it. The sweep (`kb bench --sweep 1000,10000,60000`) generates haystacks
-(engine/haystack.py) under a scratch directory and measures each; `--plot` draws latency
+(kbtools/haystack.py) under a scratch directory and measures each; `--plot` draws latency
 against haystack size per leg (matplotlib, imported only then).
 """
 
@@ -87,7 +87,7 @@ def _rss_mb() -> float:
 
 def load_questions(path: str | os.PathLike[str]) -> list[str]:
     """One question per line, or the gold / questions.tsv form (question TAB answer); `#` is a comment."""
-    from .errors import KbError
+    from engine.errors import KbError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -142,8 +142,8 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Measure one fleet. Returns the report as plain data (what `--json` prints)."""
-    from .memory import Memory
-    from .textindex import PRUNE_ABOVE_CHUNKS, fts_expression
+    from engine.memory import Memory
+    from engine.textindex import PRUNE_ABOVE_CHUNKS, fts_expression
 
     say = progress or (lambda s: None)
     # Absolute: the fresh processes below run from the directory `engine` is imported from.
@@ -174,7 +174,7 @@ def run_bench(
     # Index: a full build into scratch files and a no-op re-index, in a fresh process.
     if index:
         say("full index build in a fresh process (scratch files; the live index is not touched)")
-        report["index"] = _fresh_json([sys.executable, "-m", "engine.bench", "_index", *map(str, paths)])
+        report["index"] = _fresh_json([sys.executable, "-m", "kbtools.bench", "_index", *map(str, paths)])
         t0 = time.perf_counter()
         for idx in memory.indexes.values():
             idx.update()
@@ -249,7 +249,7 @@ def run_bench(
             qfile = Path(tmp) / "questions.txt"
             qfile.write_text("\n".join(questions[:50]) + "\n", encoding="utf-8")
             report["fresh"] = _fresh_json(
-                [sys.executable, "-m", "engine.bench", "_probe", "--questions", str(qfile), *map(str, paths)]
+                [sys.executable, "-m", "kbtools.bench", "_probe", "--questions", str(qfile), *map(str, paths)]
             )
         report["rss_mb"]["fused_question_fresh"] = report["fresh"].get("rss_mb")
         walls = []
@@ -316,7 +316,7 @@ def _repo_root() -> str:
 
 def _tokens(text: str) -> list[str]:
     """FTS5's unicode61 remove_diacritics 2, approximated: folded, split on non-alphanumerics."""
-    from .normalize import _SPLIT, fold
+    from engine.normalize import _SPLIT, fold
 
     return [w for w in _SPLIT.split(fold(text)) if w]
 
@@ -413,13 +413,13 @@ print(len(best))
 """
 
 
-# -- fresh-process probes (python3 -m engine.bench _index|_probe ...) -------------------------
+# -- fresh-process probes (python3 -m kbtools.bench _index|_probe ...) -------------------------
 
 
 def _probe_index(paths: list[str]) -> dict[str, Any]:
     """Full build of every base into scratch files, then a no-op re-index of the same."""
-    from .fleet import discover
-    from .textindex import TextIndex
+    from engine.fleet import discover
+    from engine.textindex import TextIndex
 
     fleet = discover(paths)
     out: dict[str, Any] = {"bases": {}}
@@ -454,9 +454,9 @@ def _probe_index(paths: list[str]) -> dict[str, Any]:
 def _probe_fused(paths: list[str], questions: list[str]) -> dict[str, Any]:
     """A fresh process: open the fleet, answer fused questions; its peak RSS and the first ask.
 
-    The engine is already imported when this runs (`python3 -m engine.bench` imports it):
+    The engine is already imported when this runs (`python3 -m kbtools.bench` imports it):
     the import's cost is in the caller's wall time and in `kb route --json`'s."""
-    from .memory import Memory
+    from engine.memory import Memory
 
     t_import = time.perf_counter()
     rss_import = _rss_mb()
@@ -685,7 +685,7 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
     plt.close(fig)
 
 
-# -- python3 -m engine.bench _index|_probe (what the fresh processes run) ---------------------------
+# -- python3 -m kbtools.bench _index|_probe (what the fresh processes run) ---------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -699,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = [a for i, a in enumerate(rest) if a != "--questions" and (i == 0 or rest[i - 1] != "--questions")]
         print(json.dumps(_probe_fused(paths, load_questions(qfile))))
         return 0
-    from .cli import main as kb
+    from engine.cli import main as kb
 
     return kb(["bench", *argv])
 

@@ -1,4 +1,4 @@
-"""`kb bench`, mounted by engine/cli.py. The measuring itself lives in engine/bench.py and is
+"""`kb bench`, mounted by engine/cli.py. The measuring itself lives in kbtools/bench.py and is
 imported only when the verb runs, so `kb route` never pays for it.
 
     kb bench PATH... [--questions FILE] [--repeat N] [--json] [--plot FILE.png|svg]
@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 
 def _sizes(text: str) -> list[int]:
-    from .errors import KbError
+    from engine.errors import KbError
 
     out = []
     for part in text.split(","):
@@ -64,7 +64,7 @@ def _sizes(text: str) -> list[int]:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
-    from .errors import KbError
+    from engine.errors import KbError
 
     say = None if args.quiet else (lambda s: print(f"bench: {s}", file=sys.stderr, flush=True))
     if args.plot and not args.plot.lower().endswith((".png", ".svg", ".pdf")):
