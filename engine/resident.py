@@ -79,25 +79,29 @@ class ResidentText:
 
     def _build(self, con: sqlite3.Connection) -> None:
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_instance USING fts5vocab(main, chunks, 'instance')")
-        rows = con.execute("SELECT term, doc, count(*) FROM temp.chunks_instance GROUP BY term, doc").fetchall()
         sizes = con.execute("SELECT id, sz FROM chunks_docsize").fetchall()
         self._clause = _tokenize_clause(con)
-        self._install(rows, sizes, con)
-
-    def _install(self, rows, sizes, con) -> None:
         rowids = np.array([r for r, _ in sizes], dtype=np.int64)
         order = np.argsort(rowids, kind="stable")
-        self.rowids = rowids[order]  # slot -> rowid, ascending
-        self.length = np.array([float(sum(_varints(bytes(sz)))) for _, sz in sizes], dtype=np.float64)[order]
-        slot_of = {int(r): i for i, r in enumerate(self.rowids)}
-        self.postings = _group(rows, slot_of)
-        self._files = _file_keys(con)
-        self._totals(con)
+        rowids = rowids[order]  # slot -> rowid, ascending
+        length = np.array([float(sum(_varints(bytes(sz)))) for _, sz in sizes], dtype=np.float64)[order]
+        del sizes
+        slot_of = {int(r): i for i, r in enumerate(rowids)}
+        # Streamed from the cursor: the instance rows of 60,000 chunks are millions of tuples.
+        postings = _group(con.execute("SELECT term, doc, count(*) FROM temp.chunks_instance GROUP BY term, doc"), slot_of)
+        with self._lock:
+            self.rowids, self.length, self.postings = rowids, length, postings
+            self._files = _file_keys(con)
+            self._totals(con)
 
     def _totals(self, con: sqlite3.Connection) -> None:
         nums = _varints(_averages(con))
         self.n_rows = nums[0] if nums else 0
         self.n_tokens = sum(nums[1:])
+        # The length part of bm25's denominator, k1 * (1 - b + b * D / avgdl), per chunk: it
+        # changes only with the totals, so it is computed here and not per question.
+        avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
+        self.norm = K1 * (1 - B + B * self.length / avgdl)
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
@@ -169,12 +173,11 @@ class ResidentText:
         if any(self.token_of(t) is None for t in terms):
             return self.index.search(terms, limit)  # a phrase or nothing to FTS5: its own answer
         with self._lock:
-            postings, rowids, length = self.postings, self.rowids, self.length
-            n_rows, n_tokens = self.n_rows, self.n_tokens
+            postings, rowids, norm, n_rows = self.postings, self.rowids, self.norm, self.n_rows
         sent = self._sent(terms, postings, n_rows)
         if not sent:
             return [], sent
-        acc = self._scores(sent, postings, length, n_rows, n_tokens)
+        acc = self._scores(sent, postings, norm, n_rows)
         hit = np.flatnonzero(acc)
         if hit.size == 0:
             return [], sent
@@ -190,12 +193,10 @@ class ResidentText:
         return [t for t in terms if t not in postings or len(postings[t].slots) <= cutoff]
 
     @staticmethod
-    def _scores(sent, postings, length, n_rows, n_tokens) -> np.ndarray:
+    def _scores(sent, postings, norm, n_rows) -> np.ndarray:
         """FTS5's bm25 with the sign turned: phrase by phrase, in the expression's order, the
         same double operations as fts5Bm25Function, so the sums are the same to the bit."""
-        acc = np.zeros(len(length), dtype=np.float64)
-        avgdl = float(n_tokens) / float(n_rows) if n_rows else 0.0
-        norm = K1 * (1 - B + B * length / avgdl) if n_rows else None
+        acc = np.zeros(len(norm), dtype=np.float64)
         for term in sent:
             p = postings.get(term)
             if p is None:

@@ -196,6 +196,14 @@ def run_bench(
     sent_of = {q: {b: idx.sent_terms(terms_of[q]) for b, idx in memory.indexes.items()} for q in questions}
     pruned = sum(1 for q in questions if any(len(s) < len(terms_of[q]) for s in sent_of[q].values() if terms_of[q]))
     conns = {b: idx.conn() for b, idx in memory.indexes.items()}
+    # The resident leg (engine/resident.py), as the reading room and kb serve hold it: built
+    # once here (its build time reported), then asked the same questions.
+    say("building the resident text leg")
+    resident = Memory(paths, update=False, resident=True)
+    resident.snapshot()
+    t0 = time.perf_counter()
+    resident._text_leg(["_"])  # builds every base's postings
+    report["resident"] = {"build_s": time.perf_counter() - t0}
 
     def bare(q: str, order: str) -> None:
         for b, sent in sent_of[q].items():
@@ -209,6 +217,8 @@ def run_bench(
         "keyword": lambda q: memory.keyword_only(q),
         "text": lambda q: memory._text_leg(terms_of[q]),
         "fused": lambda q: memory.ask(q, record_miss=False),
+        "resident_text": lambda q: resident._text_leg(terms_of[q]),
+        "resident_fused": lambda q: resident.ask(q, record_miss=False),
         "fts5_bare": lambda q: bare(q, "rank"),
         "fts5_bare_bm25": lambda q: bare(q, "bm25(chunks)"),
     }
@@ -548,10 +558,13 @@ def render(r: dict[str, Any]) -> str:
     ]
     names = (
         ("keyword", "keyword leg"), ("text", "text leg (every base)"), ("fused", "fused answer (Memory.ask)"),
+        ("resident_text", "resident text leg (every base)"), ("resident_fused", "fused answer, resident"),
         ("fts5_bare", f"bare FTS5 ORDER BY rank LIMIT {BARE_LIMIT}"),
         ("fts5_bare_bm25", f"bare FTS5 ORDER BY bm25() LIMIT {BARE_LIMIT}"),
     )
     for key, label in names:
+        if key not in r["latency_ms"]:
+            continue  # a report written before this leg was measured (--from)
         d = r["latency_ms"][key]
         lines.append(f"  {label:<34} {_ms(d['median']):>10} {_ms(d['p95']):>10} {_ms(d['max']):>10}")
     ratio = r["ratio"]
@@ -583,6 +596,8 @@ def render(r: dict[str, Any]) -> str:
                 f"          no-op re-index {_s(ix['noop_s'])} (staleness check {_s(ix['stale_check_s'])});"
                 f" live index: no-op {_s(ix['live_noop_s'])}, check {_s(ix['live_stale_check_s'])}",
             ]
+    if r.get("resident"):
+        lines += ["", f"resident  postings built in {_s(r['resident']['build_s'])} (once per process that stays up)"]
     fr = r.get("fresh")
     lines.append("")
     if fr and "error" not in fr:
@@ -664,8 +679,11 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
     xs = [r["fleet"]["chunks"] for r in runs]
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     legs = (("keyword", "keyword leg", "tab:green"), ("text", "text leg", "tab:blue"),
-            ("fused", "fused answer", "tab:red"), ("fts5_bare", "bare FTS5 (rank)", "tab:gray"))
+            ("fused", "fused answer", "tab:red"), ("fts5_bare", "bare FTS5 (rank)", "tab:gray"),
+            ("resident_text", "resident text leg", "tab:cyan"), ("resident_fused", "fused, resident", "tab:orange"))
     for key, label, color in legs:
+        if any(key not in r["latency_ms"] for r in runs):
+            continue
         ax.plot(xs, [r["latency_ms"][key]["median"] for r in runs], "o-", color=color, label=f"{label}, median")
         ax.plot(xs, [r["latency_ms"][key]["p95"] for r in runs], "s--", color=color, alpha=0.7, label=f"{label}, p95")
     off = [(r["fleet"]["chunks"], r["pruning"]["off"]["fused"]["p95"]) for r in runs if "off" in r["pruning"]]
