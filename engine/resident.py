@@ -231,16 +231,21 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
 
 def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
     """(best chunk's rowid, file id, bm25) of the `limit` best files, as _best_files_exact:
-    a file at its best chunk (the first by rowid among equal bests), files by bm25 then id."""
-    bm25 = -acc  # fts5 returns -1.0 * score: the exact negation
+    a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
+
+    `rowids` ascend. Each file's best is one pass (maximum.at over file ids); only the files'
+    bests are sorted, never every matching chunk (a common word matches thousands).
+    """
     fids = rowids >> FILE_SHIFT
-    order = np.lexsort((rowids, bm25, fids))  # by file, then best first, then rowid
-    f = fids[order]
-    first = np.ones(len(f), dtype=bool)
-    first[1:] = f[1:] != f[:-1]
-    pick = order[first]
-    ranked = pick[np.lexsort((fids[pick], bm25[pick]))][:limit]
-    return [(int(rowids[i]), int(fids[i]), float(bm25[i])) for i in ranked]
+    best = np.full(int(fids[-1]) + 1, -np.inf)
+    np.maximum.at(best, fids, acc)
+    files = np.flatnonzero(best > -np.inf)
+    bm25 = -best[files]  # fts5 returns -1.0 * score: the exact negation
+    ranked = files[np.lexsort((files, bm25))][:limit]
+    at_best = np.flatnonzero(acc == best[fids])  # ascending: a file's first is its lowest rowid
+    first_fid, first_at = np.unique(fids[at_best], return_index=True)
+    chunk_of = dict(zip(first_fid.tolist(), rowids[at_best[first_at]].tolist()))
+    return [(chunk_of[f], f, float(-best[f])) for f in ranked.tolist()]
 
 
 def _rows_for(con: sqlite3.Connection, best):
