@@ -120,6 +120,7 @@ class Memory:
         # asks FTS5, which costs nothing to open. Memory alone chooses which.
         self._resident_wanted = resident
         self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
+        self._resident_building: set[str] = set()
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -170,9 +171,10 @@ class Memory:
                 reports.append(None)
                 continue
             reports.append(idx.update(force=force))
-            leg = self._resident.get(name)
-            if leg is not None and reports[-1].touched:
-                leg.refresh()  # the same incremental update, followed in memory
+        for name, leg in self._resident.items():
+            # Followed whether this process or another wrote the index: a diff of the files
+            # table, and the chunks of changed notes only.
+            leg.refresh()
         real = [r for r in reports if r is not None]
         self.last_reports = real
         self._pending_reindexed = sum(r.touched for r in real)
@@ -444,18 +446,42 @@ class Memory:
         return hits[:RANK_CANDIDATE_POOL]
 
     def _text_search(self, name: str, idx: TextIndex):
-        """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory."""
+        """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.
+
+        The postings are built in a background thread on the first question (seconds at
+        60,000 chunks); until they are ready FTS5 answers, with the same ranking, so no
+        question waits for the build.
+        """
         if not self._resident_wanted or idx.memory_why is not None:
             return idx
         leg = self._resident.get(name)
         if leg is None:
-            from .resident import ResidentText  # numpy: only a process that stays up pays for it
-
             with self._swap:
-                leg = self._resident.get(name)
-                if leg is None:
-                    leg = self._resident[name] = ResidentText(idx)
+                if name not in self._resident_building:
+                    self._resident_building.add(name)
+                    threading.Thread(target=self._build_resident, args=(name, idx), daemon=True,
+                                     name=f"kb-resident-{name}").start()
+            return idx
         return leg
+
+    def _build_resident(self, name: str, idx: TextIndex) -> None:
+        from .resident import ResidentText  # numpy: only a process that stays up pays for it
+
+        leg = ResidentText(idx)
+        with self._swap:  # an update that landed during the build is followed before it answers
+            leg.refresh()
+            self._resident[name] = leg
+
+    def wait_resident(self, timeout: float = 60.0) -> bool:
+        """Build every base's resident leg now and wait for it (the bench, the tests)."""
+        for name, idx in self.indexes.items():
+            self._text_search(name, idx)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(n in self._resident for n, i in self.indexes.items() if i.memory_why is None):
+                return True
+            time.sleep(0.01)
+        return False
 
     def passages_for(self, base: str, path: str, terms: list[str], limit: int = 3) -> list[Passage]:
         """A note's chunks that hold the most of the question's words, best first."""

@@ -202,7 +202,7 @@ def run_bench(
     resident = Memory(paths, update=False, resident=True)
     resident.snapshot()
     t0 = time.perf_counter()
-    resident._text_leg(["_"])  # builds every base's postings
+    resident.wait_resident(timeout=600)
     report["resident"] = {"build_s": time.perf_counter() - t0}
 
     def bare(q: str, order: str) -> None:

@@ -98,6 +98,7 @@ def test_a_term_fts5_reads_as_a_phrase_is_answered_by_fts5(tmp_path):
 def test_resident_memory_answers_as_a_one_shot(tmp_path):
     fleet = copy_demo(tmp_path / "demo")
     one_shot, resident = Memory(fleet), Memory(fleet, resident=True)
+    assert resident.wait_resident(), "the resident legs were built"
     gold = [ln.split("\t")[0] for ln in (fleet / "gold.tsv").read_text(encoding="utf-8").splitlines()
             if ln.strip() and not ln.startswith("#")]
     for q in gold:
