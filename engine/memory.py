@@ -46,6 +46,7 @@ from .purpose.weights import PURPOSE_DEFAULT_ON
 from .rrf import rrf
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
+from .textsearch import Fts5TextSearch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -437,15 +438,15 @@ class Memory:
     def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
-            rows, _sent = self._text_search(name, idx).search(terms, RANK_CANDIDATE_POOL)
-            hits.extend(TextHit(name, path, score, hp, body) for path, score, hp, body, _line in rows)
+            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL)
+            hits.extend(TextHit(name, m.path, m.score, m.heading_path, m.text) for m in found)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
         # bases, one text leg").
-        hits.sort(key=lambda h: (h.bm25, h.id))
+        hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:RANK_CANDIDATE_POOL]
 
-    def _text_search(self, name: str, idx: TextIndex):
+    def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.
 
         The postings are built in a background thread on the first question (seconds at
@@ -453,7 +454,7 @@ class Memory:
         question waits for the build.
         """
         if not self._resident_wanted or idx.memory_why is not None:
-            return idx
+            return Fts5TextSearch(idx)
         leg = self._resident.get(name)
         if leg is None:
             with self._swap:
@@ -461,7 +462,7 @@ class Memory:
                     self._resident_building.add(name)
                     threading.Thread(target=self._build_resident, args=(name, idx), daemon=True,
                                      name=f"kb-resident-{name}").start()
-            return idx
+            return Fts5TextSearch(idx)
         return leg
 
     def _build_resident(self, name: str, idx: TextIndex) -> None:

@@ -166,6 +166,12 @@ class ResidentText:
 
     # -- asking ----------------------------------------------------------------------
 
+    def matches(self, terms: list[str], limit: int):
+        """The TextSearch interface (engine/textsearch.py): higher is better."""
+        from .textsearch import from_rows
+
+        return from_rows(self.search(terms, limit)[0])
+
     def search(self, terms: list[str], limit: int):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, terms sent)."""
         if not terms:

@@ -185,7 +185,7 @@ def _answers(fleet: Path, questions: list[str], prune_above: int | None) -> dict
         out[q] = (
             a.to_json(),
             [(k.id, k.score, k.matched, k.terms, k.species) for k in a.keyword],
-            [(t.id, t.bm25, t.heading_path, t.text) for t in a.text],
+            [(t.id, t.score, t.heading_path, t.text) for t in a.text],
             [(r.id, r.score, r.keyword_score, r.why, r.passages) for r in a.results],
             a.agent,
         )
