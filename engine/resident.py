@@ -14,6 +14,9 @@ Where the integers come from, so a change of tokenizer flows through untouched:
 
 A question term the tokenizer does not keep as exactly one token of itself (it would be a
 phrase, or nothing) is answered by FTS5 itself: the leg never guesses.
+
+numpy is imported where it is used: `engine.memory` imports this module, and a one-shot
+`kb route` never builds a resident leg, so it must not pay numpy's import.
 """
 
 from __future__ import annotations
@@ -24,8 +27,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
-import numpy as np
-
+from .textsearch import from_rows
 from .textindex import (
     FILE_SHIFT,
     PRUNE_DF_FRACTION,
@@ -78,6 +80,8 @@ class ResidentText:
         self.index._guard(self._build)
 
     def _build(self, con: sqlite3.Connection) -> None:
+        import numpy as np
+
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_instance USING fts5vocab(main, chunks, 'instance')")
         sizes = con.execute("SELECT id, sz FROM chunks_docsize").fetchall()
         self._clause = _tokenize_clause(con)
@@ -108,6 +112,8 @@ class ResidentText:
         self.index._guard(self._refresh)
 
     def _refresh(self, con: sqlite3.Connection) -> None:
+        import numpy as np
+
         now = _file_keys(con)
         gone = [k for k in self._files if k not in now]
         new = [k for k in now if k not in self._files]
@@ -168,12 +174,12 @@ class ResidentText:
 
     def matches(self, terms: list[str], limit: int):
         """The TextSearch interface (engine/textsearch.py): higher is better."""
-        from .textsearch import from_rows
-
         return from_rows(self.search(terms, limit)[0])
 
     def search(self, terms: list[str], limit: int):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, terms sent)."""
+        import numpy as np
+
         if not terms:
             return [], []
         if any(self.token_of(t) is None for t in terms):
@@ -202,6 +208,8 @@ class ResidentText:
     def _scores(sent, postings, norm, n_rows) -> np.ndarray:
         """FTS5's bm25 with the sign turned: phrase by phrase, in the expression's order, the
         same double operations as fts5Bm25Function, so the sums are the same to the bit."""
+        import numpy as np
+
         acc = np.zeros(len(norm), dtype=np.float64)
         for term in sent:
             p = postings.get(term)
@@ -221,6 +229,8 @@ def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:
 
 def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
     """(token, rowid, tf) rows sorted by token then rowid -> postings by token."""
+    import numpy as np
+
     out: dict[str, _Postings] = {}
     token, slots, tfs = None, [], []
     for t, rowid, tf in rows:
@@ -242,6 +252,8 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tupl
     `rowids` ascend. Each file's best is one pass (maximum.at over file ids); only the files'
     bests are sorted, never every matching chunk (a common word matches thousands).
     """
+    import numpy as np
+
     fids = rowids >> FILE_SHIFT
     best = np.full(int(fids[-1]) + 1, -np.inf)
     np.maximum.at(best, fids, acc)

@@ -1,4 +1,6 @@
-"""Tooling around kbtui, outside the runtime package: benchmarks and generated haystacks.
+"""Tooling that is run, not served: model import, generated haystacks, benchmarks.
 
-Nothing in `engine/` or `kbtui/` imports from here except the `kb bench` verb, on use.
+Nothing in `engine` or `kbtui` imports from here at module level; a `kb` verb that needs a
+tool (`kb model import`, `kb rerank bench`) imports it inside the verb, so `kb route` and
+the reading room never load it.
 """
