@@ -48,7 +48,7 @@ class TextHit:
 
     base: str
     path: str
-    bm25: float  # SQLite's bm25(): lower is better
+    score: float  # higher is better: FTS5's bm25() negated (engine/textsearch.py)
     heading_path: str
     text: str
 

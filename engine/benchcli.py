@@ -1,4 +1,4 @@
-"""`kb bench`, mounted by engine/cli.py. The measuring itself lives in engine/bench.py and is
+"""`kb bench`, mounted by engine/cli. The measuring itself lives in kbtools/bench.py and is
 imported only when the verb runs, so `kb route` never pays for it.
 
     kb bench PATH... [--questions FILE] [--repeat N] [--json] [--plot FILE.png|svg]
@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from .errors import KbError
 
 DEFAULT_SWEEP_DIR = "/tmp/kb-bench"
 
@@ -46,8 +48,6 @@ def register(subparsers: Any) -> None:
 
 
 def _sizes(text: str) -> list[int]:
-    from .errors import KbError
-
     out = []
     for part in text.split(","):
         part = part.strip().lower().replace("_", "")
@@ -63,8 +63,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
-    from .errors import KbError
+    from kbtools import bench  # tooling: imported when the verb runs
 
     say = None if args.quiet else (lambda s: print(f"bench: {s}", file=sys.stderr, flush=True))
     if args.plot and not args.plot.lower().endswith((".png", ".svg", ".pdf")):

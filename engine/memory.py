@@ -56,7 +56,9 @@ from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
 from .rrf import rrf
 from .suggest import suggest
+from .resident import ResidentText
 from .textindex import FileRecord, IndexReport, TextIndex
+from .textsearch import Fts5TextSearch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -134,7 +136,10 @@ def _file_sig(path: Path) -> tuple[int, int] | None:
 class Memory:
     """Route, retrieve and remember over a set of bases (or fleet roots)."""
 
-    def __init__(self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True):
+    def __init__(
+        self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True,
+        resident: bool = False,
+    ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         self.fleet: Fleet = discover(list(paths))
@@ -147,6 +152,12 @@ class Memory:
         self._pending_reindexed = 0
         self._roster: Roster | None = None
         self._classifier = None  # engine.classifier.Classifier, made on the first question
+        # A process that stays up (the reading room, kb serve) answers the text leg from
+        # postings in memory (engine/resident.py), ranked exactly as FTS5 ranks; a one-shot
+        # asks FTS5, which costs nothing to open. Memory alone chooses which.
+        self._resident_wanted = resident
+        self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
+        self._resident_building: set[str] = set()
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -197,6 +208,10 @@ class Memory:
                 reports.append(None)
                 continue
             reports.append(idx.update(force=force))
+        for name, leg in self._resident.items():
+            # Followed whether this process or another wrote the index: a diff of the files
+            # table, and the chunks of changed notes only.
+            leg.refresh()
         real = [r for r in reports if r is not None]
         self.last_reports = real
         self._pending_reindexed = sum(r.touched for r in real)
@@ -462,13 +477,49 @@ class Memory:
     def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
-            rows, _sent = idx.search(terms, RANK_CANDIDATE_POOL)
-            hits.extend(TextHit(name, path, score, hp, body) for path, score, hp, body, _line in rows)
+            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL)
+            hits.extend(TextHit(name, m.path, m.score, m.heading_path, m.text) for m in found)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
         # bases, one text leg").
-        hits.sort(key=lambda h: (h.bm25, h.id))
+        hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:RANK_CANDIDATE_POOL]
+
+    def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
+        """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.
+
+        The postings are built in a background thread on the first question (seconds at
+        60,000 chunks); until they are ready FTS5 answers, with the same ranking, so no
+        question waits for the build.
+        """
+        if not self._resident_wanted or idx.memory_why is not None:
+            return Fts5TextSearch(idx)
+        leg = self._resident.get(name)
+        if leg is None:
+            with self._swap:
+                if name not in self._resident_building:
+                    self._resident_building.add(name)
+                    threading.Thread(target=self._build_resident, args=(name, idx), daemon=True,
+                                     name=f"kb-resident-{name}").start()
+            return Fts5TextSearch(idx)
+        return leg
+
+    def _build_resident(self, name: str, idx: TextIndex) -> None:
+        leg = ResidentText(idx)
+        with self._swap:  # an update that landed during the build is followed before it answers
+            leg.refresh()
+            self._resident[name] = leg
+
+    def wait_resident(self, timeout: float = 60.0) -> bool:
+        """Build every base's resident leg now and wait for it (the bench, the tests)."""
+        for name, idx in self.indexes.items():
+            self._text_search(name, idx)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if all(n in self._resident for n, i in self.indexes.items() if i.memory_why is None):
+                return True
+            time.sleep(0.01)
+        return False
 
     # -- the notes, for surfaces that read them (the reader, kb remember, kb misses, kb serve)
 

@@ -164,7 +164,7 @@ def build_server(memory: "Memory"):
 
 def serve(paths: list[str]) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kb serve: %(message)s")
-    memory = Memory(paths)  # a bad path is refused here, before any protocol starts
+    memory = Memory(paths, resident=True)  # a bad path is refused here, before any protocol starts
     snap = memory.snapshot()  # indexed before the first request, not during it
     log.warning("serving %d entries across %d agents (%s)", snap.catalogue.n, len(memory.bases),
                 ", ".join(b.name for b in memory.bases))

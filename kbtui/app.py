@@ -291,7 +291,7 @@ def run(argv: list[str]) -> int:
     from engine.errors import KbError
 
     try:
-        memory = Memory([Path(p) for p in args.paths])
+        memory = Memory([Path(p) for p in args.paths], resident=True)
     except KbError as e:
         print(f"kbtui: {e}", file=sys.stderr)
         return 2

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import engine.textindex as ti
-from engine.bench import dist, load_questions, p95
+from kbtools.bench import dist, load_questions, p95
 from engine.cli import main as kb
-from engine.haystack import generate
+from kbtools.haystack import generate
 from engine.memory import Memory
 
 

@@ -19,7 +19,7 @@ import engine.textindex as ti
 from engine.catalogue import (
     SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for,
 )
-from engine.haystack import generate
+from kbtools.haystack import generate
 from engine.memory import Memory
 
 # -- the reference: the code as it was before issue 8, verbatim but for names ---------------
@@ -185,7 +185,7 @@ def _answers(fleet: Path, questions: list[str], prune_above: int | None) -> dict
         out[q] = (
             a.to_json(),
             [(k.id, k.score, k.matched, k.terms, k.species) for k in a.keyword],
-            [(t.id, t.bm25, t.heading_path, t.text) for t in a.text],
+            [(t.id, t.score, t.heading_path, t.text) for t in a.text],
             [(r.id, r.score, r.keyword_score, r.why, r.passages) for r in a.results],
             a.agent,
         )

@@ -288,4 +288,4 @@ def test_the_verdict_never_depends_on_listing_order(demo_memory, rnd, q):
     assert a.verdict == truth.verdict and a.agent.name == truth.agent.name
     assert [(k.id, round(k.score, 9)) for k in a.keyword] == [(k.id, round(k.score, 9)) for k in truth.keyword]
     assert [r.id for r in a.results] == [r.id for r in truth.results]
-    assert [(t.id, round(t.bm25, 9)) for t in a.text] == [(t.id, round(t.bm25, 9)) for t in truth.text]
+    assert [(t.id, round(t.score, 9)) for t in a.text] == [(t.id, round(t.score, 9)) for t in truth.text]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.haystack import generate
+from kbtools.haystack import generate
 from engine.memory import Memory
 
 

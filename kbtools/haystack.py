@@ -1,6 +1,6 @@
 """A deterministic haystack for benchmarks: a fleet of any size, and questions drawn from it.
 
-    python3 -m engine.haystack /tmp/kb-hay/h60k --chunks 60000 [--seed 8] [--bases 4]
+    python3 -m kbtools.haystack /tmp/kb-hay/h60k --chunks 60000 [--seed 8] [--bases 4]
 
 Same seed and size, same bytes: every choice comes from one `random.Random(seed)`, nothing
 iterates a set, and the chunk count is exact, because each note is cut by the engine's own
@@ -365,8 +365,8 @@ class _BaseWriter:
         return rel, text, meta
 
     def write(self) -> None:
-        from .chunking import chunk_sections
-        from .notes import parse_note
+        from engine.chunking import chunk_sections
+        from engine.notes import parse_note
 
         self.root.mkdir(parents=True, exist_ok=True)
         role = _ROLES[self.index % len(_ROLES)]
@@ -526,7 +526,7 @@ def make_questions(gen: _Generator, writers: list[_BaseWriter], n: int) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m engine.haystack", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m kbtools.haystack", description=__doc__.split("\n\n")[0])
     p.add_argument("out", metavar="DIR", help="where the fleet is written (use /tmp, never the repository)")
     p.add_argument("--chunks", type=int, default=1000, help="exactly this many chunks (default 1000)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)

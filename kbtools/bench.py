@@ -16,7 +16,7 @@ Measured in one run, on one fleet and one question set:
 
 Nothing here is asserted: speed on a shared machine is evidence, reported with the load
 average beside it. The sweep (`kb bench --sweep 1000,10000,60000`) generates haystacks
-(engine/haystack.py) under a scratch directory and measures each; `--plot` draws latency
+(kbtools/haystack.py) under a scratch directory and measures each; `--plot` draws latency
 against haystack size per leg (matplotlib, imported only then).
 """
 
@@ -87,7 +87,7 @@ def _rss_mb() -> float:
 
 def load_questions(path: str | os.PathLike[str]) -> list[str]:
     """One question per line, or the gold / questions.tsv form (question TAB answer); `#` is a comment."""
-    from .errors import KbError
+    from engine.errors import KbError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -142,8 +142,8 @@ def run_bench(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Measure one fleet. Returns the report as plain data (what `--json` prints)."""
-    from .memory import Memory
-    from .textindex import PRUNE_ABOVE_CHUNKS, fts_expression
+    from engine.memory import Memory
+    from engine.textindex import PRUNE_ABOVE_CHUNKS, fts_expression
 
     say = progress or (lambda s: None)
     # Absolute: the fresh processes below run from the directory `engine` is imported from.
@@ -174,7 +174,7 @@ def run_bench(
     # Index: a full build into scratch files and a no-op re-index, in a fresh process.
     if index:
         say("full index build in a fresh process (scratch files; the live index is not touched)")
-        report["index"] = _fresh_json([sys.executable, "-m", "engine.bench", "_index", *map(str, paths)])
+        report["index"] = _fresh_json([sys.executable, "-m", "kbtools.bench", "_index", *map(str, paths)])
         t0 = time.perf_counter()
         for idx in memory.indexes.values():
             idx.update()
@@ -196,6 +196,14 @@ def run_bench(
     sent_of = {q: {b: idx.sent_terms(terms_of[q]) for b, idx in memory.indexes.items()} for q in questions}
     pruned = sum(1 for q in questions if any(len(s) < len(terms_of[q]) for s in sent_of[q].values() if terms_of[q]))
     conns = {b: idx.conn() for b, idx in memory.indexes.items()}
+    # The resident leg (engine/resident.py), as the reading room and kb serve hold it: built
+    # once here (its build time reported), then asked the same questions.
+    say("building the resident text leg")
+    resident = Memory(paths, update=False, resident=True)
+    resident.snapshot()
+    t0 = time.perf_counter()
+    resident.wait_resident(timeout=600)
+    report["resident"] = {"build_s": time.perf_counter() - t0}
 
     def bare(q: str, order: str) -> None:
         for b, sent in sent_of[q].items():
@@ -209,6 +217,8 @@ def run_bench(
         "keyword": lambda q: memory.keyword_only(q),
         "text": lambda q: memory._text_leg(terms_of[q]),
         "fused": lambda q: memory.ask(q, record_miss=False),
+        "resident_text": lambda q: resident._text_leg(terms_of[q]),
+        "resident_fused": lambda q: resident.ask(q, record_miss=False),
         "fts5_bare": lambda q: bare(q, "rank"),
         "fts5_bare_bm25": lambda q: bare(q, "bm25(chunks)"),
     }
@@ -249,7 +259,7 @@ def run_bench(
             qfile = Path(tmp) / "questions.txt"
             qfile.write_text("\n".join(questions[:50]) + "\n", encoding="utf-8")
             report["fresh"] = _fresh_json(
-                [sys.executable, "-m", "engine.bench", "_probe", "--questions", str(qfile), *map(str, paths)]
+                [sys.executable, "-m", "kbtools.bench", "_probe", "--questions", str(qfile), *map(str, paths)]
             )
         report["rss_mb"]["fused_question_fresh"] = report["fresh"].get("rss_mb")
         walls = []
@@ -316,7 +326,7 @@ def _repo_root() -> str:
 
 def _tokens(text: str) -> list[str]:
     """FTS5's unicode61 remove_diacritics 2, approximated: folded, split on non-alphanumerics."""
-    from .normalize import _SPLIT, fold
+    from engine.normalize import _SPLIT, fold
 
     return [w for w in _SPLIT.split(fold(text)) if w]
 
@@ -413,13 +423,13 @@ print(len(best))
 """
 
 
-# -- fresh-process probes (python3 -m engine.bench _index|_probe ...) -------------------------
+# -- fresh-process probes (python3 -m kbtools.bench _index|_probe ...) -------------------------
 
 
 def _probe_index(paths: list[str]) -> dict[str, Any]:
     """Full build of every base into scratch files, then a no-op re-index of the same."""
-    from .fleet import discover
-    from .textindex import TextIndex
+    from engine.fleet import discover
+    from engine.textindex import TextIndex
 
     fleet = discover(paths)
     out: dict[str, Any] = {"bases": {}}
@@ -454,9 +464,9 @@ def _probe_index(paths: list[str]) -> dict[str, Any]:
 def _probe_fused(paths: list[str], questions: list[str]) -> dict[str, Any]:
     """A fresh process: open the fleet, answer fused questions; its peak RSS and the first ask.
 
-    The engine is already imported when this runs (`python3 -m engine.bench` imports it):
+    The engine is already imported when this runs (`python3 -m kbtools.bench` imports it):
     the import's cost is in the caller's wall time and in `kb route --json`'s."""
-    from .memory import Memory
+    from engine.memory import Memory
 
     t_import = time.perf_counter()
     rss_import = _rss_mb()
@@ -548,10 +558,13 @@ def render(r: dict[str, Any]) -> str:
     ]
     names = (
         ("keyword", "keyword leg"), ("text", "text leg (every base)"), ("fused", "fused answer (Memory.ask)"),
+        ("resident_text", "resident text leg (every base)"), ("resident_fused", "fused answer, resident"),
         ("fts5_bare", f"bare FTS5 ORDER BY rank LIMIT {BARE_LIMIT}"),
         ("fts5_bare_bm25", f"bare FTS5 ORDER BY bm25() LIMIT {BARE_LIMIT}"),
     )
     for key, label in names:
+        if key not in r["latency_ms"]:
+            continue  # a report written before this leg was measured (--from)
         d = r["latency_ms"][key]
         lines.append(f"  {label:<34} {_ms(d['median']):>10} {_ms(d['p95']):>10} {_ms(d['max']):>10}")
     ratio = r["ratio"]
@@ -583,6 +596,8 @@ def render(r: dict[str, Any]) -> str:
                 f"          no-op re-index {_s(ix['noop_s'])} (staleness check {_s(ix['stale_check_s'])});"
                 f" live index: no-op {_s(ix['live_noop_s'])}, check {_s(ix['live_stale_check_s'])}",
             ]
+    if r.get("resident"):
+        lines += ["", f"resident  postings built in {_s(r['resident']['build_s'])} (once per process that stays up)"]
     fr = r.get("fresh")
     lines.append("")
     if fr and "error" not in fr:
@@ -664,8 +679,11 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
     xs = [r["fleet"]["chunks"] for r in runs]
     fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
     legs = (("keyword", "keyword leg", "tab:green"), ("text", "text leg", "tab:blue"),
-            ("fused", "fused answer", "tab:red"), ("fts5_bare", "bare FTS5 (rank)", "tab:gray"))
+            ("fused", "fused answer", "tab:red"), ("fts5_bare", "bare FTS5 (rank)", "tab:gray"),
+            ("resident_text", "resident text leg", "tab:cyan"), ("resident_fused", "fused, resident", "tab:orange"))
     for key, label, color in legs:
+        if any(key not in r["latency_ms"] for r in runs):
+            continue
         ax.plot(xs, [r["latency_ms"][key]["median"] for r in runs], "o-", color=color, label=f"{label}, median")
         ax.plot(xs, [r["latency_ms"][key]["p95"] for r in runs], "s--", color=color, alpha=0.7, label=f"{label}, p95")
     off = [(r["fleet"]["chunks"], r["pruning"]["off"]["fused"]["p95"]) for r in runs if "off" in r["pruning"]]
@@ -685,7 +703,7 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
     plt.close(fig)
 
 
-# -- python3 -m engine.bench _index|_probe (what the fresh processes run) ---------------------------
+# -- python3 -m kbtools.bench _index|_probe (what the fresh processes run) ---------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -699,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = [a for i, a in enumerate(rest) if a != "--questions" and (i == 0 or rest[i - 1] != "--questions")]
         print(json.dumps(_probe_fused(paths, load_questions(qfile))))
         return 0
-    from .cli import main as kb
+    from engine.cli import main as kb
 
     return kb(["bench", *argv])
 

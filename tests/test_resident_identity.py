@@ -1,0 +1,113 @@
+"""The resident text leg ranks exactly as FTS5: the same files, in the same order, with the
+same bm25 to the bit and the same best chunk, for random questions after random edit
+sequences (adds, edits, deletes, followed incrementally), with and without pruning; and a
+resident Memory answers as a one-shot one does."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from _faults import copy_demo
+from engine.memory import Memory
+from engine.normalize import unique_terms
+from engine.resident import ResidentText
+
+SETTINGS = settings(
+    max_examples=30, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+# Few words, so terms repeat across notes: ties in bm25, files with several matching chunks,
+# terms in more than a quarter of the chunks (pruned when the threshold is moved down).
+WORDS = ["deploy", "producao", "produção", "rollback", "schema", "ledger", "pallet", "café", "日本語", "sono",
+         "review", "postgres", "sqlite", "x2", "ab"]
+word = st.sampled_from(WORDS)
+paragraph = st.lists(word, min_size=1, max_size=12).map(" ".join)
+section = st.tuples(st.lists(word, min_size=1, max_size=3).map(" ".join), st.lists(paragraph, min_size=1, max_size=3))
+note_text = st.lists(section, min_size=1, max_size=4).map(
+    lambda secs: "Search for: " + secs[0][0] + "\n\n" + "\n\n".join(
+        f"## {h}\n\n" + "\n\n".join(ps) for h, ps in secs))
+edit = st.tuples(st.sampled_from(["write", "delete"]), st.integers(0, 5), note_text)
+question = st.lists(word, min_size=1, max_size=5).map(" ".join)
+
+
+def _fleet() -> Path:
+    root = Path(tempfile.mkdtemp(prefix="kb-resident-"))
+    (root / "fleet.txt").write_text("", encoding="utf-8")
+    (root / "ana").mkdir()
+    (root / "ana" / "agent.txt").write_text("name: ana\n", encoding="utf-8")
+    return root
+
+
+def _same(idx, leg, questions) -> None:
+    for q in questions:
+        terms = unique_terms(q)
+        for prune_above in (10_000, 0):  # 0: every term in more than a quarter of the chunks is pruned
+            idx.prune_above = prune_above
+            assert leg.search(terms, 50) == idx.search(terms, 50), (q, prune_above)
+            assert leg.search(terms, 3) == idx.search(terms, 3), (q, prune_above)
+    idx.prune_above = 10_000
+
+
+@SETTINGS
+@given(first=st.lists(note_text, min_size=1, max_size=6), edits=st.lists(edit, max_size=6),
+       questions=st.lists(question, min_size=1, max_size=6))
+def test_resident_ranks_as_fts5_after_any_edits(first, edits, questions):
+    root = _fleet()
+    try:
+        notes = root / "ana"
+        for i, text in enumerate(first):
+            (notes / f"n{i}.md").write_text(text, encoding="utf-8")
+        mem = Memory(root)
+        idx = mem.indexes["ana"]
+        idx.update()
+        leg = ResidentText(idx)
+        _same(idx, leg, questions)
+        for n, (kind, i, text) in enumerate(edits):
+            target = notes / f"n{i}.md"
+            if kind == "delete":
+                target.unlink(missing_ok=True)
+            else:
+                target.write_text(text, encoding="utf-8")
+                os.utime(target, ns=(n + 1, 10**9 * (n + 1)))  # a new stat, so the update reads it
+            idx.update()
+            leg.refresh()
+            _same(idx, leg, questions)
+            fresh = ResidentText(idx)  # built whole from FTS5 equals followed incrementally
+            assert fresh.postings.keys() == leg.postings.keys()
+            assert (fresh.rowids == leg.rowids).all() and (fresh.length == leg.length).all()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_term_fts5_reads_as_a_phrase_is_answered_by_fts5(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    idx = Memory(fleet).indexes["zed"]
+    idx.update()
+    leg = ResidentText(idx)
+    assert leg.token_of("deploy") == "deploy"
+    assert leg.token_of("a.b") is None  # two tokens to unicode61: a phrase
+    assert leg.search(["a.b", "deploy"], 50) == idx.search(["a.b", "deploy"], 50)
+
+
+def test_resident_memory_answers_as_a_one_shot(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    one_shot, resident = Memory(fleet), Memory(fleet, resident=True)
+    assert resident.wait_resident(), "the resident legs were built"
+    gold = [ln.split("\t")[0] for ln in (fleet / "gold.tsv").read_text(encoding="utf-8").splitlines()
+            if ln.strip() and not ln.startswith("#")]
+    for q in gold:
+        a, b = one_shot.ask(q, record_miss=False), resident.ask(q, record_miss=False)
+        assert a.text == b.text and a.results == b.results, q
+    assert resident._resident, "the resident Memory answered from memory"
+    # An edit is followed: the resident leg sees the new note after a refresh.
+    (fleet / "zed" / "new-note.md").write_text("Search for: zyzzyva\n\nzyzzyva zyzzyva\n", encoding="utf-8")
+    resident.refresh()
+    one_shot.refresh()
+    assert [h.path for h in resident.ask("zyzzyva", record_miss=False).text] == ["new-note.md"]
+    assert resident.ask("zyzzyva", record_miss=False).text == one_shot.ask("zyzzyva", record_miss=False).text
