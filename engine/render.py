@@ -13,9 +13,13 @@ from .answer import Answer
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .suggest import LIMIT_NOTE
+from .terms import fusion_parts
 from .textindex import IndexReport
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except tab and newline, DEL, C1 controls, and the bidi overrides and isolates (a
+# terminal that honours them shows text in an order other than the note's). The one pattern
+# every surface cleans with: `printable` here, the reading room's `clean`.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
 NOTHING_LINES = (
     "nothing matched. Either the base does not cover it, or the",
     "Search for lines do not carry the words a real question uses.",
@@ -25,7 +29,7 @@ SUGGEST_LEAD = "the base does know these, and they look like words you used:"
 
 def printable(s: str) -> str:
     """Control characters (and bidi overrides) made visible and harmless, as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
 
 
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
@@ -105,10 +109,9 @@ def nothing_block(a: Answer) -> list[str]:
 
 def fusion_sum(fusion: dict) -> str:
     """A row's purpose-fusion score as the sum it is, so the order can be checked by hand."""
-    parts = " + ".join(
-        f"{name} {c['normalized']:,}x{c['weight']}" for name, c in fusion.get("contributions", {}).items()
-    )
-    return f"{fusion.get('purpose', '')} {fusion.get('fusedScore', 0):,} = {parts}"
+    *signals, fused = fusion_parts(fusion)
+    parts = " + ".join(f"{t.label} {t.formula.replace(' × ', 'x')}" for t in signals)
+    return f"{fused.formula} {fused.value:,} = {parts}"
 
 
 def route_keywords(a: Answer, top: int) -> str:

@@ -2,23 +2,21 @@
 
 A note is written by anyone with an editor; an ESC or a bell inside it would otherwise be
 sent to the terminal as a command. Everything a note contributes to the screen passes
-through `clean` and is rendered as a Text/Content object, never parsed as markup.
+through `clean` and is rendered as a Text/Content object, never parsed as markup. The
+pattern is the engine's (`engine.render.CONTROL`), so the CLI and the room refuse the same
+characters; the room shows them as U+FFFD where the CLI prints \\xNN.
 """
 
 from __future__ import annotations
 
-import re
+from engine.render import CONTROL
 
-# C0 controls except newline, C1 controls, DEL. Tabs become spaces first (they are layout).
-# And the bidi overrides and isolates (U+202A-E, U+2066-9): a terminal that honours them shows
-# text in an order other than the note's (the CLI's `printable` refuses them too).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 REPLACEMENT = "\ufffd"
 
 
 def clean(text: str) -> str:
     """`text` with tabs as spaces and every other control character made visible as U+FFFD."""
-    return _CONTROL.sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
+    return CONTROL.sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
 
 
 def one_line(text: str) -> str:

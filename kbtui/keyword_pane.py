@@ -13,11 +13,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from .clean import one_line
+from .pane import Pane
 
 
 def terms_rows(hit) -> list[tuple[str, str, str]]:
@@ -69,12 +69,24 @@ def _file_cell(hit) -> Text:
     return t
 
 
-class KeywordPane(Vertical):
+class KeywordPane(Pane):
     """DataTable of the keyword ranking plus the per-term arithmetic of the highlighted row."""
 
+    NAME, TITLE, FOCUS, GRID_SLOT = "keywords", "Keywords", "#keyword-table", 0
+    HELP = "the keyword ranking and its arithmetic"
+    # `a` says what it will do: two bindings on one key, the one that applies is shown.
     BINDINGS = [
-        Binding("a", "toggle_arithmetic", "Arithmetic", id="keywords.arithmetic"),
+        Binding("a", "hide_arithmetic", "Hide sums", id="keywords.hide_arithmetic"),
+        Binding("a", "show_arithmetic", "Show sums", id="keywords.show_arithmetic"),
     ]
+    DEFAULT_CSS = """
+    KeywordPane #keyword-table { height: 1fr; }
+    KeywordPane #keyword-terms {
+        height: auto; max-height: 9; border-top: dashed $foreground 20%; padding: 0 1;
+    }
+    KeywordPane #keyword-terms.-hidden { display: none; }
+    MainScreen.-wide.-tall KeywordPane { column-span: 5; }
+    """
 
     @dataclass
     class Open(Message):
@@ -128,5 +140,20 @@ class KeywordPane(Vertical):
         if hit is not None:
             self.post_message(self.Open(hit.base, hit.path))
 
-    def action_toggle_arithmetic(self) -> None:
-        self.query_one("#keyword-terms").toggle_class("-hidden")
+    def _arithmetic_shown(self) -> bool:
+        return not self.query_one("#keyword-terms").has_class("-hidden")
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "hide_arithmetic":
+            return self._arithmetic_shown()
+        if action == "show_arithmetic":
+            return not self._arithmetic_shown()
+        return True
+
+    def action_hide_arithmetic(self) -> None:
+        self.query_one("#keyword-terms").add_class("-hidden")
+        self.refresh_bindings()
+
+    def action_show_arithmetic(self) -> None:
+        self.query_one("#keyword-terms").remove_class("-hidden")
+        self.refresh_bindings()

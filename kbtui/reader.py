@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
-from textual.widgets._markdown import MarkdownBlock
+from textual.widgets.markdown import MarkdownBlock
 
 from .clean import clean, one_line
 from .highlight import pattern_for, spans
@@ -116,7 +116,7 @@ class ReaderScreen(Screen):
         if pattern is None:
             return
         for block in md.query(MarkdownBlock):
-            content = getattr(block, "_content", None)
+            content = block.content
             if not isinstance(content, Content) or not content.plain:
                 continue
             found = spans(content.plain, pattern)

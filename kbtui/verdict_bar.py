@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from .clean import one_line
 
+NO_MARGIN = "—"  # no second file to divide by: the room's one rendering (JSON: null)
 VERDICT_LABEL = {"hit": " HIT ", "guess": " GUESS ", "nothing": " NOTHING "}
 VERDICT_STYLE = {
     "hit": "bold reverse green",
@@ -46,7 +47,7 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
     t.append(f"floor {floor:.2f}", style="")
     t.append("  margin ", style="dim")
     margin = answer.confidence.margin
-    t.append("—" if margin is None else f"{margin:.2f}", style="bold")
+    t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
     return t

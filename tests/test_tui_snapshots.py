@@ -63,7 +63,7 @@ def test_guess(snap_compare, tmp_path, size):
     async def before(pilot):
         await _type(pilot, "publishing rhythm")
         if size == (80, 24):
-            await pilot.press("f6", "f6")  # the gate pane: why it is a guess
+            await pilot.press("f6", "f6", "f6")  # question -> reading -> keywords -> the gate: why a guess
             await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=before)
