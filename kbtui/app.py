@@ -42,7 +42,7 @@ def screen_class(name: str):
 
 
 class KbApp(App):
-    CSS_PATH = "kbtui.tcss"
+    CSS_PATH = Path(__file__).parent / "kbtui.tcss"  # absolute: a subclass elsewhere (the bench) finds it
     TITLE = "kbtui"
     # Width/height classes drive the layout: below `-wide` or `-tall` the panes become tabs.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-normal"), (110, "-wide")]

@@ -112,5 +112,10 @@ class GatePane(Pane):
         with VerticalScroll(id="gate-scroll"):
             yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
 
+    def signature(self, answer) -> object:
+        kw = answer.keyword
+        return (answer.gate, answer.confidence, answer.verdict, len(kw), kw[1].score if len(kw) > 1 else None,
+                len(answer.text), answer.indexed.agents)
+
     def show_answer(self, answer) -> None:
         self.query_one("#gate-text", Static).update(gate_table(gate_rows(answer)))

@@ -129,6 +129,9 @@ class KeywordPane(Pane):
         else:
             terms.update(Text("the question has no words left after stopwords", style="dim"))
 
+    def signature(self, answer) -> object:
+        return tuple(answer.keyword[:50]), tuple(answer.terms)
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         hit = self._hits.get(event.row_key.value) if event.row_key else None
         if hit is not None:

@@ -263,7 +263,7 @@ class MainScreen(Screen):
         with app.batch_update():
             self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
             for pane in self.panes():
-                pane.show_answer(answer)
+                pane.paint(answer)
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
 
@@ -277,6 +277,7 @@ class MainScreen(Screen):
         if message.qid == self.answer_qid:
             self.answer = message.answer
             self.query_one(ReadingPane).show_results(message.answer.results)
+            self.query_one(ReadingPane).forget()
             self.query_one(ReadingPane).border_title = f"{ReadingPane.TITLE} (reranked)"
 
     def _show_empty(self) -> None:
@@ -284,6 +285,7 @@ class MainScreen(Screen):
         self.query_one(VerdictBar).show_waiting(self.ready_line())
         for pane in self.panes():
             pane.clear()
+            pane.forget()
 
     # -- the fleet ---------------------------------------------------------------
 

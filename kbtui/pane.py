@@ -54,5 +54,23 @@ class Pane(Vertical):
     def show_answer(self, answer) -> None:
         """Paint `answer`; called on the UI thread, after every ask."""
 
+    def signature(self, answer) -> object:
+        """What this pane shows of `answer`, as a comparable value: when it equals the last
+        one painted the pane is left alone (repaint only what changed). None: always paint."""
+        return None
+
+    def paint(self, answer) -> bool:
+        """`show_answer` unless nothing this pane shows has changed; True when it painted."""
+        sig = self.signature(answer)
+        if sig is not None and sig == getattr(self, "_painted_sig", None):
+            return False
+        self.show_answer(answer)
+        self._painted_sig = sig
+        return True
+
     def clear(self) -> None:
         """No question: nothing from the last answer may linger as if it were this one's."""
+
+    def forget(self) -> None:
+        """The next answer is painted whatever it is (after a clear)."""
+        self._painted_sig = None

@@ -12,6 +12,8 @@ whole note is built hidden behind it and swapped in when ready, scrolled to the 
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -65,6 +67,7 @@ class ReaderScreen(Screen):
         self._matches: list[MarkdownBlock] = []
         self._match_i = -1
         self.window_start: int | None = None  # None: nothing painted yet; 0: the whole note
+        self.shown_at = 0.0  # perf_counter when the note (or its window) was put on screen
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="reader-header")
@@ -140,12 +143,14 @@ class ReaderScreen(Screen):
             await window.update(text)
             self._highlight(window)
             self.window_start = first  # the source line the window begins at
+            self.shown_at = time.perf_counter()
             # The whole note is built once the window has been drawn, never before it.
             self.call_after_refresh(self._build_whole, message.source)
             return
         window.display = False
         await md.update(message.source)
         self.window_start = 0
+        self.shown_at = time.perf_counter()
         self._highlight(md)
         self.call_after_refresh(self._scroll_to_best)
 

@@ -123,6 +123,15 @@ class ReadingPane(Pane):
         self.border_title = f"{self.TITLE} (purpose: {purpose}; share of top)" if purpose else self.TITLE
         self.show_results(answer.results)
 
+    def signature(self, answer) -> object:
+        from engine.coverage import coverage_line
+
+        miss = answer.miss
+        rows = tuple((r.id, r.score, r.why, r.passages[0].excerpt if r.passages else "", r.rerank_score,
+                      r.fusion.get("fusedScore") if r.fusion else None) for r in answer.results)
+        return (rows, answer.gate.served, tuple(answer.suggestions), coverage_line(answer.agent),
+                None if miss is None else (miss.recorded, miss.error))
+
     def clear(self) -> None:
         self.border_title = self.TITLE
         self.query_one("#suggestions", Static).add_class("-hidden")

@@ -63,6 +63,10 @@ class SpeciesPane(Pane):
         yield table
         yield Static(id="species-caption")
 
+    def signature(self, answer) -> object:
+        a = answer.agent
+        return (a, answer.gate.served, tuple(self.app.roster))
+
     def show_answer(self, answer) -> None:
         roster = self.app.roster
         table = self.query_one(DataTable)

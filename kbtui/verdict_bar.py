@@ -74,7 +74,13 @@ class VerdictBar(Static):
         self.set_class(answer.verdict == "hit", "-hit")
         self.set_class(answer.verdict == "guess", "-guess")
         self.set_class(answer.verdict == "nothing", "-nothing")
-        self.update(verdict_text(answer, show_timing=show_timing))
+        text = verdict_text(answer, show_timing=show_timing)
+        if text.plain != self.content_plain():  # the same line again is not repainted
+            self.update(text)
+
+    def content_plain(self) -> str:
+        content = self.content
+        return getattr(content, "plain", str(content))
 
     def show_waiting(self, message: str) -> None:
         self.remove_class("-hit", "-guess", "-nothing")
