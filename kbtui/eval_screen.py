@@ -28,17 +28,26 @@ def _ok(flag: bool | None) -> Text:
     return Text("ok") if flag else Text("MISS", style="bold reverse red")
 
 
-def summary_text(report) -> Text:
-    """The summary blocks of `kb eval`, as the engine renders them (below its table)."""
+def summary_text(report, drawing: Text | None = None) -> Text:
+    """The summary blocks of `kb eval`, as the engine renders them (below its table), with
+    `drawing` (the GATE strip) at the end of the GATE block."""
     lines = report.render().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("FILE")), len(lines))
     t = Text()
+    drawn = drawing is None
     for ln in lines[start:]:
         ln = clean(ln)
+        if ln.startswith("SPEED") and not drawn:
+            t.append_text(drawing)
+            t.append("\n\n")
+            drawn = True
         head, rest = ln[:7], ln[7:]
         t.append(head, style="bold")
         style = "bold" if "OVERLAPS" in rest or "SEPARATES" in rest else ""
         t.append(rest + "\n", style=style)
+    if not drawn:
+        t.append_text(drawing)
+        t.append("\n")
     if not report.fused_us:
         t.append("\nSPEED  not measured here (snapshot mode): run kb eval for the timings", style="dim")
     t.rstrip()
@@ -90,11 +99,26 @@ class EvalTable(DataTable):
     """Down on the last row goes on to the summary below, so GATE and SPEED are reachable by
     keyboard at any height."""
 
+    def _at_last_row(self) -> bool:
+        return not self.row_count or self.cursor_row >= self.row_count - 1
+
     def action_cursor_down(self) -> None:
-        if self.row_count and self.cursor_row >= self.row_count - 1:
+        if self._at_last_row():
             self.screen.focus_next()
         else:
             super().action_cursor_down()
+
+    def action_page_down(self) -> None:
+        if self._at_last_row():
+            self.screen.focus_next()
+        else:
+            super().action_page_down()
+
+    def action_scroll_end(self) -> None:
+        # End: the end of the screen, the summary's last block, not the table's last column.
+        self.screen.query_one("#eval-summary").focus(scroll_visible=False)
+        body = self.screen.query_one("#eval-body")
+        self.call_after_refresh(body.scroll_end, animate=False)
 
 
 class EvalScreen(Screen):
@@ -104,8 +128,7 @@ class EvalScreen(Screen):
         Binding("f9", "run", "Run", id="eval.run"),
     ]
     DEFAULT_CSS = """
-    EvalScreen #eval-summary:focus, EvalScreen #eval-gate:focus { background: $boost; }
-    EvalScreen #eval-gate { padding: 0 1 1 1; height: auto; }
+    EvalScreen #eval-summary:focus { background: $boost; }
     """
 
     def __init__(self) -> None:
@@ -130,9 +153,6 @@ class EvalScreen(Screen):
                              id="eval-summary")
             summary.can_focus = True  # Tab and Down reach it; its scroll container scrolls it into view
             yield summary
-            gate = Static(id="eval-gate")
-            gate.can_focus = True
-            yield gate
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -227,12 +247,12 @@ class EvalScreen(Screen):
                 Text(verdict, style="bold" if g.verdict == "hit" else ""),
                 Text(one_line(g.gold.question), overflow="ellipsis", no_wrap=True), key=str(i),
             )
-        self.query_one("#eval-summary", Static).update(summary_text(r))
         from engine.gate import floor_for
 
         hits, misses = r.gate_scores()
-        strip = Text("GATE   the same scores drawn: o a correct answer, x a miss, | the floor\n", style="bold")
-        self.query_one("#eval-gate", Static).update(strip + gate_strip(hits, misses, floor_for(r.entries)))
+        drawing = Text("       drawn: o a correct answer, x a miss, | the floor\n", style="dim")
+        drawing.append_text(gate_strip(hits, misses, floor_for(r.entries)))
+        self.query_one("#eval-summary", Static).update(summary_text(r, drawing))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

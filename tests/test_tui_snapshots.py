@@ -142,3 +142,20 @@ def test_roster(snap_compare, tmp_path, size):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+def test_eval_scrolled_to_gate_and_speed(snap_compare, tmp_path):
+    """At 80x24 the summary is below the table: End takes the screen to GATE (drawn) and SPEED."""
+    app = make_app(demo_copy(tmp_path))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=before)
