@@ -76,7 +76,10 @@ def test_the_room_in_a_real_terminal_with_both_cores_busy(tmp_path, size):
         while tmux("display-message", "-p", "-t", "room", "#{pane_dead}").strip() != "1":
             assert time.monotonic() < deadline, tmux.screen()
             time.sleep(0.1)
-        status = tmux("display-message", "-p", "-t", "room", "#{pane_dead_status}").strip()
+        status = ""
+        while not status and time.monotonic() < deadline:  # set a moment after the pane dies
+            status = tmux("display-message", "-p", "-t", "room", "#{pane_dead_status}").strip()
+            time.sleep(0.05)
         screen = tmux.screen()
         assert "Traceback" not in screen, screen
         assert status == "0", f"exit status {status}:\n{screen}"
