@@ -16,7 +16,7 @@ import time
 from engine import Memory
 from kbtui.app import KbApp
 from kbtui.verdict_bar import VerdictBar
-from tests.tui_support import demo_copy, make_app, ready, settle
+from tests.tui_support import demo_copy, make_app, ready
 
 LAUNCHES = 200
 
@@ -38,7 +38,6 @@ def test_the_status_line_is_ready_with_the_index_figures_whether_built_or_found(
     found, _ = asyncio.run(launch())  # second: the index is found on disk
     assert title == "Atrium: 11 entries, 3 agents"
     for status in (built, found):
-        assert status.strip().startswith("…") is False or "ready:" in status
         assert "ready:" in status and "chunks" in status, status
         assert "indexing" not in status
     assert "indexed now" in built and "index up to date" in found
