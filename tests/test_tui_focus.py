@@ -22,7 +22,13 @@ def run(coro):
 def _where(app) -> tuple[str, str]:
     """(the focus ring position, the active tab) of the main screen."""
     main = app.main
-    return main._ring_position(), main.query_one("#pane-tabs").active.removeprefix("tab-")
+    node, where = app.focused, "question"
+    while node is not None and node is not main:
+        if (node.id or "").startswith("pane-"):
+            where = node.id.removeprefix("pane-")
+            break
+        node = node.parent
+    return where, main.query_one("#pane-tabs").active.removeprefix("tab-")
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
