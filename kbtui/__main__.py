@@ -1,4 +1,4 @@
-"""`kbtui PATH`: placeholder entry point until the reading room lands."""
+"""`kbtui PATH`: the reading room's entry point (the `kbtui` console script and `python3 -m kbtui`)."""
 
 from __future__ import annotations
 

@@ -246,7 +246,7 @@ class MainScreen(Screen):
         worker = event.worker
         if worker.group == "ask" and event.state == WorkerState.ERROR:
             # The engine raised: say so where the verdict would be, and keep answering.
-            self.post_message(AskFailed(self._qid, "", f"{type(worker.error).__name__}: {worker.error}"))
+            self.post_message(AskFailed(self._qid, f"{type(worker.error).__name__}: {worker.error}"))
             event.stop()
         elif worker.group == "rerank" and event.state == WorkerState.ERROR:
             # A refusal names its own numbers and cure; the fused list stays, and says so.

@@ -19,8 +19,9 @@ class Answered(Message):
 
 @dataclass
 class AskFailed(Message):
+    """The engine raised on question `qid`: the message is shown where the verdict goes."""
+
     qid: int
-    question: str
     error: str
 
 
@@ -30,7 +31,6 @@ class Reranked(Message):
 
     qid: int
     answer: Any
-    note: str = ""
 
 
 @dataclass
