@@ -19,6 +19,11 @@ from textual.widgets import DataTable, Static
 from .clean import one_line
 from .pane import Pane
 
+# Rows of the keyword table: the files a person compares by eye. Every row is measured when
+# the table is refilled (each keystroke that changes the ranking), so more rows cost
+# repaint time on a large fleet for rows nobody scrolls to; the CLI lists them all.
+KEYWORD_ROWS = 20
+
 
 def terms_rows(hit) -> list[tuple[str, str, str]]:
     """(term, weights, arithmetic) per term of `hit`'s score, then the total."""
@@ -111,7 +116,7 @@ class KeywordPane(Pane):
         table = self.query_one(DataTable)
         table.clear()
         self._hits = {}
-        for i, hit in enumerate(answer.keyword[:50], start=1):
+        for i, hit in enumerate(answer.keyword[:KEYWORD_ROWS], start=1):
             self._hits[hit.id] = hit
             table.add_row(
                 Text(str(i), style="dim"),
@@ -130,7 +135,7 @@ class KeywordPane(Pane):
             terms.update(Text("the question has no words left after stopwords", style="dim"))
 
     def signature(self, answer) -> object:
-        return tuple(answer.keyword[:50]), tuple(answer.terms)
+        return tuple(answer.keyword[:KEYWORD_ROWS]), tuple(answer.terms)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         hit = self._hits.get(event.row_key.value) if event.row_key else None
