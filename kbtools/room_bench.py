@@ -194,7 +194,9 @@ def reader_paints(fleet: Path, opens: int) -> list[float]:
                 while getattr(app.screen, "window_start", None) != 0:  # the whole note, before leaving
                     await asyncio.sleep(0.01)
                 await pilot.press("escape")
-                await pilot.pause()
+                # Removing a reader of thousands of widgets takes the loop a while: each open is
+                # timed from a settled room, as a person would open the next note.
+                await pilot.pause(0.5)
 
     asyncio.run(go())
     return out

@@ -13,6 +13,7 @@ whole note is built hidden behind it and swapped in when ready, scrolled to the 
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from rich.text import Text
 from textual import work
@@ -29,6 +30,7 @@ from .highlight import pattern_for, spans
 from .messages import NoteLoaded
 
 HIGHLIGHT_STYLE = "bold reverse"  # reads in monochrome as well as in colour
+WINDOW_FRAMES_S = 0.05  # after the window is laid out: three frames at 60 Hz for it to be displayed
 WINDOW_FROM_LINES = 150  # a note longer than this paints a window first
 WINDOW_SCREENS = 1  # the window: one screen height of source lines from the passage (a line is at least a row)
 
@@ -144,8 +146,9 @@ class ReaderScreen(Screen):
             self._highlight(window)
             self.window_start = first  # the source line the window begins at
             self.shown_at = time.perf_counter()
-            # The whole note is built once the window has been drawn, never before it.
-            self.call_after_refresh(self._build_whole, message.source)
+            # The whole note is built once the window has been drawn, never before it: its
+            # mounting holds the event loop for a while, and the window must be out by then.
+            self.call_after_refresh(self.set_timer, WINDOW_FRAMES_S, partial(self._build_whole, message.source))
             return
         window.display = False
         await md.update(message.source)
