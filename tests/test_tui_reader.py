@@ -57,3 +57,27 @@ def test_a_20_kb_note_paints_its_passage_from_a_window_then_the_whole_note(tmp_p
             text = screen_text(app)
             assert "Section 90" in text and "zebrafish" in text, text
     asyncio.run(go())
+
+
+def test_escape_while_the_whole_note_is_still_being_built(tmp_path):
+    fleet = demo_copy(tmp_path)
+    (fleet / "zed" / "knowledge" / "long-note.md").write_text(long_note())
+
+    async def go():
+        app = make_app(fleet)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await pilot.press(*"longnote zebrafish")
+            await settle(pilot)
+            for _ in range(3):
+                app.main.focus_pane("reading")
+                await settle(pilot)
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: getattr(app.screen, "window_start", None) is not None,
+                               what="a first paint")
+                await pilot.press("escape")  # before the whole note is in
+                await settle(pilot)
+                await pilot.pause(0.3)
+                assert app.screen is app.main and app.is_running
+            assert "HIT" in screen_text(app)
+    asyncio.run(go())
