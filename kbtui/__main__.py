@@ -1,4 +1,4 @@
-"""`kbtui PATH`: the reading room's entry point (the `kbtui` console script and `python3 -m kbtui`)."""
+"""`kbtui PATH`: the reading room (kbtui/app.py parses the options and runs it)."""
 
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ from textual import work
 from textual.binding import Binding
 from textual.widgets import DataTable
 
+from engine.check import check
+
 from .clean import one_line
 from .messages import CheckFinished
 from .table_screen import TableScreen
@@ -35,9 +37,7 @@ def _where(f) -> str:
 
 
 def run_check(memory) -> list:
-    """The engine's findings for this fleet."""
-    from engine.check import check
-
+    """The engine's findings for this fleet (engine/check.py, the same as `kb check`)."""
     return list(check(memory))
 
 

@@ -21,6 +21,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
+from engine.query import Query
+
 from .gate_pane import GatePane
 from .keyword_pane import KeywordPane
 from .messages import Answered, AskFailed, FleetChanged, FleetLoaded, Reranked
@@ -227,7 +229,7 @@ class MainScreen(Screen):
         app = self.app
         # A miss is recorded only when the person presses Enter: the prefixes typed on
         # the way to a question are not questions anybody asked.
-        answer = app.memory.ask(question, top=app.top, record_miss=submitted, **app.ask_options)
+        answer = app.memory.ask(Query(question, top=app.top, record_miss=submitted, **app.ask_options))
         self.post_message(Answered(qid, answer, submitted))
 
     def on_answered(self, message: Answered) -> None:
@@ -270,7 +272,8 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def _rerank(self, qid: int, answer) -> None:
         # The slower stage arrives after the fused list has painted; owner and verdict stay.
-        reranked = self.app.memory.rerank(answer, True, top=self.app.top, **self.app.ask_options)
+        # The answer carries its Query: the stage reads the page's options from it.
+        reranked = self.app.memory.rerank(answer)
         self.post_message(Reranked(qid, reranked))
 
     def on_reranked(self, message: Reranked) -> None:

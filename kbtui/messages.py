@@ -19,7 +19,7 @@ class Answered(Message):
 
 @dataclass
 class AskFailed(Message):
-    """The engine raised on question `qid`: the message is shown where the verdict goes."""
+    """The engine raised answering question `qid`; `error` is the one line to show."""
 
     qid: int
     error: str

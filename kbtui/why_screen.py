@@ -17,14 +17,14 @@ from textual.widgets import Static
 from engine.rrf import RRF_K, parts
 from engine.terms import fusion_parts
 
-from .clean import one_line
+from .clean import name_line, one_line
 
 
 def why_text(r) -> Text:
     """The engine's own terms for this row (engine.rrf.parts, engine.terms.fusion_parts),
     laid out; nothing here re-derives a number."""
     t = Text()
-    t.append(f"{one_line(r.base)}/{one_line(r.path)}\n", style="bold")
+    t.append(f"{name_line(r.base)}/{name_line(r.path)}\n", style="bold")
     t.append(f"reading list: Reciprocal Rank Fusion, 1/({RRF_K} + rank) per list\n", style="dim")
     *lists, total = parts({"keywords": r.keyword_rank, "text": r.text_rank})
     for term in lists:

@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from tests.tui_support import REPO, demo_copy
+from conftest import copy_demo
+from tui_support import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -51,7 +52,7 @@ class Tmux:
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_the_room_in_a_real_terminal_with_both_cores_busy(tmp_path, size):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     tmux = Tmux(f"kbtui-smoke-{os.getpid()}-{size[0]}")
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]
     env = {"TERM": "xterm-256color", "HOME": str(tmp_path)}

@@ -10,7 +10,8 @@ import asyncio
 import pytest
 from textual import events
 
-from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle
+from conftest import copy_demo
+from tui_support import ask, make_app, ready, screen_text, settle
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -34,7 +35,7 @@ def _where(app) -> tuple[str, str]:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_f6_pressed_twice_in_one_tick_settles_with_focus_and_tab_agreeing(tmp_path, size):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=size) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -58,7 +59,7 @@ def test_f6_pressed_twice_in_one_tick_settles_with_focus_and_tab_agreeing(tmp_pa
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_f6_and_tab_walk_the_question_and_the_panes_and_escape_comes_back(tmp_path, size):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=size) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -93,7 +94,7 @@ def test_f6_and_tab_walk_the_question_and_the_panes_and_escape_comes_back(tmp_pa
 
 def test_down_from_the_question_enters_the_reading_list_without_a_miss(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         app = make_app(fleet)
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
@@ -110,7 +111,7 @@ def test_down_from_the_question_enters_the_reading_list_without_a_miss(tmp_path)
 
 def test_a_says_what_it_will_do_and_acts_only_in_the_keyword_pane(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -133,7 +134,7 @@ def test_a_says_what_it_will_do_and_acts_only_in_the_keyword_pane(tmp_path):
 
 def test_f7_acts_only_on_the_main_screen(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await pilot.press("f5")
@@ -152,7 +153,7 @@ def test_under_a_purpose_the_score_shown_is_the_score_the_list_is_ordered_by(tmp
     from kbtui.reading_pane import shown_score
 
     async def go():
-        app = make_app(demo_copy(tmp_path), purpose="workspace")
+        app = make_app(copy_demo(tmp_path / "demo"), purpose="workspace")
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "quem decide se um deploy pode ir pra producao")

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from kbtui.reader import window_of
-from tests.tui_support import demo_copy, make_app, ready, screen_text, settle, wait_for
+from conftest import copy_demo
+from tui_support import make_app, ready, screen_text, settle, wait_for
 
 
 def long_note(sections: int = 130) -> str:
@@ -29,7 +30,7 @@ def test_the_window_starts_at_the_heading_and_never_cuts_a_fence():
 
 
 def test_a_20_kb_note_paints_its_passage_from_a_window_then_the_whole_note(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     note = fleet / "zed" / "knowledge" / "long-note.md"
     note.write_text(long_note())
     assert len(note.read_bytes()) > 20_000
@@ -60,7 +61,7 @@ def test_a_20_kb_note_paints_its_passage_from_a_window_then_the_whole_note(tmp_p
 
 
 def test_escape_while_the_whole_note_is_still_being_built(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     (fleet / "zed" / "knowledge" / "long-note.md").write_text(long_note())
 
     async def go():

@@ -9,8 +9,9 @@ import asyncio
 import json
 import shutil
 
-from tests.conftest import run_kb
-from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle, wait_for
+from conftest import run_kb
+from conftest import copy_demo
+from tui_support import ask, make_app, ready, screen_text, settle, wait_for
 
 
 def run(coro):
@@ -28,7 +29,7 @@ async def _eval(pilot) -> None:
 
 def test_eval_at_80x24_reaches_gate_and_speed_by_keyboard_and_draws_the_gate(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(80, 24)) as pilot:
             await _eval(pilot)
             assert "SPEED" not in screen_text(app)  # below the fold at first
@@ -48,7 +49,7 @@ def test_eval_at_80x24_reaches_gate_and_speed_by_keyboard_and_draws_the_gate(tmp
 
 
 def test_margin_is_a_dash_in_the_verdict_bar_and_the_eval_and_null_in_json(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
 
     async def go():
         app = make_app(fleet)
@@ -70,7 +71,7 @@ def test_margin_is_a_dash_in_the_verdict_bar_and_the_eval_and_null_in_json(tmp_p
 
 
 def test_f9_without_an_answer_key_says_so(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     (fleet / "gold.tsv").unlink()
 
     async def go():
@@ -87,7 +88,7 @@ def test_f9_without_an_answer_key_says_so(tmp_path):
 
 
 def test_a_base_without_agent_txt_is_said_so_on_the_roster_and_the_check_screen(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     (fleet / "steve" / "agent.txt").unlink()
 
     async def go():
@@ -110,7 +111,7 @@ def test_a_base_without_agent_txt_is_said_so_on_the_roster_and_the_check_screen(
 
 
 def test_one_agent_is_one_agent(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     for other in ("steve", "yaron"):
         shutil.rmtree(fleet / other)
 

@@ -16,7 +16,8 @@ import time
 from engine import Memory
 from kbtui.app import KbApp
 from kbtui.verdict_bar import VerdictBar
-from tests.tui_support import demo_copy, make_app, ready
+from conftest import copy_demo
+from tui_support import make_app, ready
 
 LAUNCHES = 200
 
@@ -26,7 +27,7 @@ def _status(app) -> str:
 
 
 def test_the_status_line_is_ready_with_the_index_figures_whether_built_or_found(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
 
     async def launch() -> tuple[str, str]:
         app = make_app(fleet)
@@ -44,7 +45,7 @@ def test_the_status_line_is_ready_with_the_index_figures_whether_built_or_found(
 
 
 def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     Memory(fleet).snapshot()  # the index exists: the load is fast, so it can beat the screen
     rng = random.Random(15)
     problems: list[str] = []
