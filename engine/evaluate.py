@@ -46,6 +46,7 @@ class GradedQuestion:
     owner: str | None
     score: float
     margin: float  # 1.00 when no second file scored, 0.00 when none did
+    scored: int = 0  # files the keyword scorer scored: below 2 the margin above is a convention
 
     @property
     def file_ok(self) -> bool:
@@ -78,6 +79,14 @@ class EvalReport:
     @property
     def declines(self) -> list[GradedQuestion]:
         return [g for g in self.graded if not g.gold.answerable]
+
+    def gate_scores(self) -> tuple[list[float], list[float]]:
+        """The GATE block's two sets: the top keyword scores of the correct answers, and of
+        the misses and declines that scored at all (a zero is refused by any floor)."""
+        ans = self.answerable
+        hits = [g.score for g in ans if g.keyword_ok]
+        misses = [g.score for g in ans if not g.keyword_ok and g.score > 0]
+        return hits, misses + [g.score for g in self.declines if g.score > 0]
 
     def render(self) -> str:
         return render(self)
@@ -141,7 +150,7 @@ def run_eval(
                 gold=g, verdict=a.verdict, keyword_top=a.keyword_top,
                 fused_top=a.results[0].id if a.results and a.gate.served else None,
                 owner=a.agent.name if a.gate.served else None,
-                score=kw[0].score if kw else 0.0, margin=margin,
+                score=kw[0].score if kw else 0.0, margin=margin, scored=len(kw),
             )
         )
         if progress:
@@ -229,8 +238,7 @@ def render(r: EvalReport) -> str:
         f"       demoted {demoted}/{len(correct)} correct answers to a guess",
         f"       of {len(dec)} question(s) the set says to decline: refused {refused}, hedged {hedged}, answered {answered}",
     ]
-    hit_scores = [g.score for g in correct]
-    miss_scores = [g.score for g in misses if g.score > 0] + [g.score for g in dec if g.score > 0]
+    hit_scores, miss_scores = r.gate_scores()
     lines.append(f"       hit scores  {_range(hit_scores)}")
     lines.append(f"       miss scores {_range(miss_scores) if miss_scores else 'none: every miss scored zero'}")
     if hit_scores and miss_scores:

@@ -9,6 +9,7 @@ of keys at every size.
 from __future__ import annotations
 
 from .catalogue import W_KEYWORD, idf_unique
+from .terms import Term
 
 SCORE_FLOOR = 17.5  # measured on a fleet of 226 entries, moved twice by kb eval
 FLOOR_CALIBRATED_AT = 226  # re-derive together with SCORE_FLOOR or not at all
@@ -29,3 +30,20 @@ def verdict_for(top_score: float, n: int) -> str:
     if n < MIN_ENTRIES_TO_ROUTE:
         return "guess"
     return "hit" if top_score >= floor_for(n) else "guess"
+
+
+def explain(n: int) -> tuple[Term, ...]:
+    """The floor at fleet size `n` as labelled terms with this fleet's numbers put in: what a
+    surface prints to show where the floor comes from (the formula lives only here)."""
+    iu = idf_unique(max(n, 0))
+    return (
+        Term("N", "entries (notes with a Search for line)", n),
+        Term("idf_unique", f"ln(1 + {n}/2)", iu, "the weight of a key only one note carries"),
+        Term(
+            "floor", f"floor_for({n}) = {FLOOR_FRACTION:.4f} × {W_KEYWORD:g} × {iu:.4f}", floor_for(n),
+            f"{SCORE_FLOOR:g} was measured at {FLOOR_CALIBRATED_AT} entries; the floor keeps that share "
+            f"({FLOOR_FRACTION:.1%}) of what one unique key scores, at every size",
+        ),
+        Term("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}", MIN_ENTRIES_TO_ROUTE,
+             "with fewer entries every key weighs the same: there is no ruler yet, a guess at most"),
+    )

@@ -15,6 +15,7 @@ from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .names import repaired, shown
 from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
+from .terms import fusion_parts
 from .textindex import IndexReport
 
 
@@ -112,10 +113,9 @@ def nothing_block(a: Answer) -> list[str]:
 
 def fusion_sum(fusion: dict) -> str:
     """A row's purpose-fusion score as the sum it is, so the order can be checked by hand."""
-    parts = " + ".join(
-        f"{name} {c['normalized']:,}x{c['weight']}" for name, c in fusion.get("contributions", {}).items()
-    )
-    return f"{fusion.get('purpose', '')} {fusion.get('fusedScore', 0):,} = {parts}"
+    *signals, fused = fusion_parts(fusion)
+    parts = " + ".join(f"{t.label} {t.formula.replace(' × ', 'x')}" for t in signals)
+    return f"{fused.formula} {fused.value:,} = {parts}"
 
 
 def route_keywords(a: Answer, top: int) -> str:

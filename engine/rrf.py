@@ -8,6 +8,8 @@ from __future__ import annotations
 
 RRF_K = 60  # each list contributes 1 / (RRF_K + rank)
 
+from .terms import Term  # noqa: E402  (after the constant it explains)
+
 
 def rrf(*rankings: list[str]) -> list[tuple[str, float, list[int | None]]]:
     """Fuse ranked id lists. Returns (id, score, [rank in each list or None]), best first.
@@ -28,3 +30,19 @@ def rrf(*rankings: list[str]) -> list[tuple[str, float, list[int | None]]]:
     big = 1 << 30
     fused.sort(key=lambda f: (-f[1], *(r if r is not None else big for r in f[2]), f[0]))
     return fused
+
+
+def parts(ranks: dict[str, int | None]) -> tuple[Term, ...]:
+    """One row's RRF score as labelled terms, one per ranked list (label -> 1-based rank, None
+    when that list did not rank it), then the sum: the arithmetic a surface prints."""
+    terms = []
+    total = 0.0
+    for label, rank in ranks.items():
+        if rank is None:
+            terms.append(Term(label, "not ranked", 0.0))
+            continue
+        part = 1.0 / (RRF_K + rank)
+        total += part
+        terms.append(Term(label, f"#{rank} 1/({RRF_K} + {rank})", part))
+    terms.append(Term("sum", "", total))
+    return tuple(terms)

@@ -24,25 +24,38 @@ from .main_screen import MainScreen
 from .messages import FleetChanged, FleetLoaded
 from .watch import describe_changes, is_watched
 
-# F7 cycles the reading list's order: plain fusion, then each purpose (engine/purpose).
-PURPOSE_CYCLE = ("off", "documents", "conversation", "workspace")
+from engine.purpose.weights import PURPOSE_NAMES
+
+# F7 cycles the reading list's order: plain fusion, then each purpose the engine declares.
+PURPOSE_CYCLE = ("off", *PURPOSE_NAMES)
 DEFAULT_TOP = 8  # rows of the reading list: a screenful at 120x40 with two lines each
 
 
+def screen_class(name: str):
+    """The screens the F-keys and the palette name, imported when first shown."""
+    from .check_screen import CheckScreen
+    from .eval_screen import EvalScreen
+    from .misses_screen import MissesScreen
+    from .roster_screen import RosterScreen
+
+    return {s.NAME: s for s in (EvalScreen, CheckScreen, MissesScreen, RosterScreen)}[name]
+
+
 class KbApp(App):
-    CSS_PATH = "kbtui.tcss"
+    CSS_PATH = Path(__file__).parent / "kbtui.tcss"  # absolute: a subclass elsewhere (the bench) finds it
     TITLE = "kbtui"
     # Width/height classes drive the layout: below `-wide` or `-tall` the panes become tabs.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-normal"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     # F-keys, not ctrl+letters: the question box owns ctrl+a/e/k/u/w for editing.
+    # Not in the footer: at 80 columns it has room for the keys of the screen in front and
+    # ^p, whose palette lists these screens with their F-keys (and Ctrl+C says how to quit).
     BINDINGS = [
-        Binding("f2", "show('eval')", "Eval", id="app.eval"),
-        Binding("f3", "show('check')", "Check", id="app.check"),
-        Binding("f4", "show('misses')", "Misses", id="app.misses"),
-        Binding("f5", "show('roster')", "Roster", id="app.roster"),
-        Binding("f7", "next_purpose", "Purpose", id="app.purpose"),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+        Binding("f2", "show('eval')", "Eval", show=False, id="app.eval"),
+        Binding("f3", "show('check')", "Check", show=False, id="app.check"),
+        Binding("f4", "show('misses')", "Misses", show=False, id="app.misses"),
+        Binding("f5", "show('roster')", "Roster", show=False, id="app.roster"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
     ]
     COMMANDS = App.COMMANDS | {KbCommands}
 
@@ -81,7 +94,8 @@ class KbApp(App):
     def get_default_screen(self):
         return self.main
 
-    def on_mount(self) -> None:
+    def load(self) -> None:
+        """Index the fleet; the main screen calls this once its panes are mounted."""
         self._load()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="index", description="index the fleet")
@@ -112,7 +126,8 @@ class KbApp(App):
 
     def fleet_title(self, loaded: FleetLoaded) -> str:
         name = self.memory.settings.get("name") or self.memory.fleet.root.name
-        return f"{name}: {loaded.entries} entries, {loaded.agents} agents"
+        agents = f"{loaded.agents} agent{'s' if loaded.agents != 1 else ''}"
+        return f"{name}: {loaded.entries} entr{'ies' if loaded.entries != 1 else 'y'}, {agents}"
 
     # -- live reindex ------------------------------------------------------------
 
@@ -160,7 +175,7 @@ class KbApp(App):
 
     def action_pane(self, pane: str) -> None:
         self.action_show("main")
-        self.main.show_pane(pane)
+        self.main.focus_pane(pane)
 
     def action_toggle_rerank(self) -> None:
         if not hasattr(self.memory, "rerank"):
@@ -188,27 +203,19 @@ class KbApp(App):
     # -- screens -----------------------------------------------------------------
 
     def action_show(self, name: str) -> None:
-        from .check_screen import CheckScreen
-        from .eval_screen import EvalScreen
-        from .misses_screen import MissesScreen
-        from .roster_screen import RosterScreen
-
+        """Bring up the screen called `name` ("main" is the main screen) over the main one."""
         while len(self.screen_stack) > 1:
-            if type(self.screen).__name__.lower().startswith(name):
+            if getattr(self.screen, "NAME", None) == name:
                 return
             self.pop_screen()
-        if name == "eval":
+        if name == "main":
+            return
+        if name == "eval":  # kept: its last report is still there when it comes back
             if self._eval_screen is None:
-                self._eval_screen = EvalScreen()
+                self._eval_screen = screen_class("eval")()
             self.push_screen(self._eval_screen)
-        elif name == "check":
-            self.push_screen(CheckScreen())
-        elif name == "misses":
-            self.push_screen(MissesScreen())
-        elif name == "roster":
-            self.push_screen(RosterScreen())
-        elif name == "main":
-            pass
+        else:
+            self.push_screen(screen_class(name)())
 
     def open_reader(self, base: str, path: str, answer=None, *, line: int | None = None) -> None:
         from .reader import ReaderScreen
@@ -245,7 +252,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (its own selection)")
     p.add_argument("--no-watch", action="store_true", help="do not re-index when notes change on disk")
     p.add_argument("--rerank", action="store_true", help="re-order the reading list with the cross-encoder")
-    p.add_argument("--purpose", choices=["documents", "conversation", "workspace"], help="purpose fusion")
+    p.add_argument("--purpose", choices=PURPOSE_NAMES, help="purpose fusion")
     p.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows in the reading list")
     p.add_argument("--gold", help="answer key for the eval screen (default: gold.tsv in the fleet root)")
     p.add_argument("--serve", action="store_true", help="serve the app to a browser (textual-serve)")

@@ -3,25 +3,35 @@ opens the file in the reader at that line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable
 
 from engine.check import check
 
 from .clean import one_line
 from .messages import CheckFinished
+from .table_screen import TableScreen
 
 # Severity is a word as well as a colour, so it survives NO_COLOR.
 SEVERITY_STYLE = {"error": "bold reverse red", "warning": "bold yellow", "info": "dim"}
 
 
+def _missing(f) -> bool:
+    """A finding about a file that does not exist (W01: no agent.txt): nothing to open."""
+    file = getattr(f, "file", "")
+    return bool(file) and not Path(file).exists()
+
+
 def _where(f) -> str:
-    """base/path:line, relative to the fleet (the absolute `file` is for editors)."""
+    """base/path:line, relative to the fleet (the absolute `file` is for editors). A file that
+    does not exist is not pointed at: the finding is about its folder."""
     base, path, line = getattr(f, "base", ""), getattr(f, "path", ""), getattr(f, "line", 0)
+    if _missing(f):
+        return f"{base}/ (no {path})" if base else f"(no {path})"
     where = f"{base}/{path}" if base else str(path)
     return f"{where}:{line}" if line else where
 
@@ -31,30 +41,17 @@ def run_check(memory) -> list:
     return list(check(memory))
 
 
-class CheckScreen(Screen):
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="check.back"),
-        Binding("r", "reload", "Re-check", id="check.reload"),
-    ]
+class CheckScreen(TableScreen):
+    NAME, TITLE = "check", "Check"
+    COLUMNS = (("code", "code", 4), ("severity", "severity", 8), ("where", "where", None), ("message", "message", None))
+    BINDINGS = [Binding("r", "reload", "Re-check", id="check.reload")]
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(" Check ", style="bold reverse"), id="check-title", classes="screen-title")
-        table = DataTable(id="check-table", cursor_type="row")
-        table.add_column("code", key="code", width=4)
-        table.add_column("severity", key="severity", width=8)
-        table.add_column("where", key="where")
-        table.add_column("message", key="message")
-        yield table
-        yield Static(id="check-detail", classes="detail")
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
+    def load(self) -> None:
         self.findings: list = []
-        self.query_one("#check-table").focus()
         self.action_reload()
 
     def action_reload(self) -> None:
-        self.query_one("#check-detail", Static).update(Text("checking…", style="dim"))
+        self.detail.update(Text("checking…", style="dim"))
         self._run()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="check", description="check the fleet")
@@ -62,30 +59,27 @@ class CheckScreen(Screen):
         self.post_message(CheckFinished(findings=run_check(self.app.memory)))
 
     def on_check_finished(self, message: CheckFinished) -> None:
-        detail = self.query_one("#check-detail", Static)
+        detail = self.detail
         if message.error:
             detail.update(Text(message.error, style="bold"))
             return
         self.findings = message.findings
-        table = self.query_one(DataTable)
-        table.clear()
         counts: dict[str, int] = {}
+        rows = []
         for i, f in enumerate(self.findings):
             sev = str(getattr(f, "severity", "info"))
             counts[sev] = counts.get(sev, 0) + 1
-            where = one_line(_where(f))
-            table.add_row(
+            rows.append((str(i), [
                 Text(one_line(str(getattr(f, "code", ""))), style="bold"),
                 Text(sev, style=SEVERITY_STYLE.get(sev, "")),
-                Text(where, overflow="ellipsis", no_wrap=True),
-                Text(one_line(str(getattr(f, "message", ""))), overflow="ellipsis", no_wrap=True),
-                key=str(i),
-            )
-        title = Text()
-        title.append(" Check ", style="bold reverse")
+                Text(one_line(_where(f)), no_wrap=True),
+                Text(one_line(str(getattr(f, "message", ""))), no_wrap=True),
+            ]))
+        self.fill(rows)
+        title = self.title_text()
         summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in sorted(counts.items())) or "no findings"
         title.append(f"  {summary}", style="bold")
-        self.query_one("#check-title", Static).update(title)
+        self.set_title(title)
         detail.update(self._detail(0) if self.findings else Text("the fleet passes every check", style="bold"))
 
     def _detail(self, i: int) -> Text:
@@ -94,18 +88,23 @@ class CheckScreen(Screen):
         t.append(f"{one_line(str(getattr(f, 'code', '')))} ", style="bold")
         t.append(f"{one_line(_where(f))}\n", style="bold")
         t.append(one_line(str(getattr(f, "message", ""))))
-        if getattr(f, "base", ""):
+        if _missing(f):
+            t.append(f"\n{one_line(str(f.path))} does not exist yet: there is nothing to open", style="dim")
+        elif getattr(f, "base", ""):
             t.append("\nEnter opens the note at the line", style="dim")
         return t
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and self.findings:
-            self.query_one("#check-detail", Static).update(self._detail(int(event.row_key.value)))
+            self.detail.update(self._detail(int(event.row_key.value)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is None or not self.findings:
             return
         f = self.findings[int(event.row_key.value)]
+        if _missing(f):
+            self.notify(f"{_where(f)}: the file does not exist yet, so there is nothing to open", timeout=4)
+            return
         if not getattr(f, "base", "") or not str(f.path).endswith(".md"):
             self.notify(f"{_where(f)}: not a note the reader can open", timeout=3)
             return

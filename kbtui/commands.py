@@ -6,34 +6,39 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-# (title, help, action on the app)
-_COMMANDS = (
-    ("Eval: run the answer key", "the seed's eval table and summary blocks (F2)", "show('eval')"),
-    ("Check: grade the notes' labels", "kb check findings; Enter opens the line (F3)", "show('check')"),
-    ("Misses: the recall-loss log", "kb-misses.txt, most asked first (F4)", "show('misses')"),
-    ("Roster: who each agent is", "agent.txt of every base (F5)", "show('roster')"),
-    ("Pane: reading list", "the fused reading list", "pane('reading')"),
-    ("Pane: keywords", "the keyword ranking and its arithmetic", "pane('keywords')"),
-    ("Pane: gate", "the floor arithmetic with this fleet's numbers", "pane('gate')"),
-    ("Pane: agents", "the species table and the fold", "pane('agents')"),
-    ("Reindex now", "bring every base's index up to date and ask again", "reindex"),
-    ("Purpose: off", "the plain fused order (RRF)", "purpose('off')"),
-    ("Purpose: documents", "text dominant, recency weight exactly 0 (F7 cycles)", "purpose('documents')"),
-    ("Purpose: conversation", "text first, recency with a seven-day half-life", "purpose('conversation')"),
-    ("Purpose: workspace", "the link graph outweighs text", "purpose('workspace')"),
-    ("Toggle rerank", "re-order the reading list with the cross-encoder, after the fused list paints",
-     "toggle_rerank"),
-)
+def _rows() -> tuple[tuple[str, str, str], ...]:
+    """(title, help, action on the app): screens, then panes and purposes from their own lists,
+    so a new pane or purpose appears here without an edit."""
+    from engine.purpose.weights import PURPOSES
+
+    from .main_screen import PANES
+
+    screens = (
+        ("Eval: run the answer key", "the eval table and its FILE, AGENT, GATE, SPEED blocks (F2)", "show('eval')"),
+        ("Check: grade the notes' labels", "kb check findings; Enter opens the line (F3)", "show('check')"),
+        ("Misses: the recall-loss log", "kb-misses.txt, most asked first (F4)", "show('misses')"),
+        ("Roster: who each agent is", "agent.txt of every base (F5)", "show('roster')"),
+    )
+    panes = tuple((f"Pane: {p.TITLE.split(' (')[0].lower()}", p.HELP, f"pane('{p.NAME}')") for p in PANES)
+    purposes = (("Purpose: off", "the plain fused order (RRF; F7 cycles on the main screen)", "purpose('off')"),) + tuple(
+        (f"Purpose: {p.name}", p.reason, f"purpose('{p.name}')") for p in PURPOSES.values()
+    )
+    tools = (
+        ("Reindex now", "bring every base's index up to date and ask again", "reindex"),
+        ("Toggle rerank", "re-order the reading list with the cross-encoder, after the fused list paints",
+         "toggle_rerank"),
+    )
+    return screens + panes + purposes + tools
 
 
 class KbCommands(Provider):
     async def discover(self) -> Hits:
-        for title, help_text, action in _COMMANDS:
+        for title, help_text, action in _rows():
             yield DiscoveryHit(title, partial(self.app.run_action, action), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, action in _COMMANDS:
+        for title, help_text, action in _rows():
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(self.app.run_action, action), help=help_text)

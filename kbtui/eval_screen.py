@@ -4,6 +4,7 @@ summary blocks (FILE, AGENT, GATE, SPEED)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from rich.text import Text
@@ -16,6 +17,9 @@ from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 
 from .clean import clean, one_line
 from .messages import EvalFinished, EvalProgress
+from .verdict_bar import NO_MARGIN
+
+STRIP_WIDTH = 50  # cells of the GATE strip's axis: fits 80 columns with its labels
 
 
 def _ok(flag: bool | None) -> Text:
@@ -24,28 +28,108 @@ def _ok(flag: bool | None) -> Text:
     return Text("ok") if flag else Text("MISS", style="bold reverse red")
 
 
-def summary_text(report) -> Text:
-    """The summary blocks of `kb eval`, as the engine renders them (below its table)."""
+def summary_text(report, drawing: Text | None = None) -> Text:
+    """The summary blocks of `kb eval`, as the engine renders them (below its table), with
+    `drawing` (the GATE strip) at the end of the GATE block."""
     lines = report.render().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("FILE")), len(lines))
     t = Text()
+    drawn = drawing is None
     for ln in lines[start:]:
         ln = clean(ln)
+        if ln.startswith("SPEED") and not drawn:
+            t.append_text(drawing)
+            t.append("\n\n")
+            drawn = True
         head, rest = ln[:7], ln[7:]
         t.append(head, style="bold")
         style = "bold" if "OVERLAPS" in rest or "SEPARATES" in rest else ""
         t.append(rest + "\n", style=style)
+    if not drawn:
+        t.append_text(drawing)
+        t.append("\n")
     if not report.fused_us:
         t.append("\nSPEED  not measured here (snapshot mode): run kb eval for the timings", style="dim")
     t.rstrip()
     return t
 
 
+def margin_cell(g) -> Text:
+    """The margin as the room shows it everywhere: a dash when no second file scored (the
+    text table of `kb eval` keeps the seed's 1.00 there)."""
+    return Text(NO_MARGIN if g.scored < 2 else f"{g.margin:5.2f}", justify="right")
+
+
+def gate_strip(hits: list[float], misses: list[float], floor: float, width: int = STRIP_WIDTH) -> Text:
+    """What the GATE block says in words, drawn: the top scores of correct answers (o) and of
+    misses (x) on one axis with the floor (|), so an overlap is seen. A digit is that many
+    questions in one cell."""
+    top = max([*hits, *misses, floor]) * 1.05 or 1.0
+
+    def col(x: float) -> int:
+        return min(width - 1, int(round(x / top * (width - 1))))
+
+    fcol = col(floor)
+    t = Text()
+
+    def row(label: str, scores: list[float], mark: str, style: str) -> None:
+        cells = ["·"] * width
+        cells[fcol] = "|"
+        for c, n in Counter(col(x) for x in scores).items():
+            cells[c] = mark if n == 1 else str(min(n, 9))
+        t.append(f"       {label:<8}", style="bold")
+        for c in cells:
+            t.append(c, style=style if c not in "·|" else ("bold" if c == "|" else "dim"))
+        t.append("\n")
+
+    row("correct", hits, "o", "bold")
+    row("misses", misses, "x", "bold reverse")
+    axis = [" "] * width
+    axis[0] = "0"
+    end = f"{top:.0f}"
+    axis[width - len(end):] = end
+    label = f"floor {floor:.2f}"
+    start = max(2, min(fcol - len(label) // 2, width - len(end) - len(label) - 1))
+    axis[start:start + len(label)] = label
+    t.append(" " * 15 + "".join(axis), style="dim")
+    return t
+
+
+class EvalTable(DataTable):
+    """Down on the last row goes on to the summary below, so GATE and SPEED are reachable by
+    keyboard at any height."""
+
+    def _at_last_row(self) -> bool:
+        return not self.row_count or self.cursor_row >= self.row_count - 1
+
+    def action_cursor_down(self) -> None:
+        if self._at_last_row():
+            self.screen.focus_next()
+        else:
+            super().action_cursor_down()
+
+    def action_page_down(self) -> None:
+        if self._at_last_row():
+            self.screen.focus_next()
+        else:
+            super().action_page_down()
+
+    def action_scroll_end(self) -> None:
+        # End: the end of the screen, the summary's last block, not the table's last column.
+        self.screen.query_one("#eval-summary").focus(scroll_visible=False)
+        body = self.screen.query_one("#eval-body")
+        self.call_after_refresh(body.scroll_end, animate=False)
+
+
 class EvalScreen(Screen):
+    NAME = "eval"
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="eval.back"),
         Binding("f9", "run", "Run", id="eval.run"),
     ]
+    DEFAULT_CSS = """
+    EvalScreen #eval-summary:focus { background: $boost; }
+    """
 
     def __init__(self) -> None:
         super().__init__()
@@ -58,23 +142,34 @@ class EvalScreen(Screen):
             yield Input(placeholder="path to an answer key (question<TAB>agent/path)", id="gold-path")
             yield ProgressBar(total=1, show_eta=False, id="eval-progress")
         with VerticalScroll(id="eval-body"):
-            table = DataTable(id="eval-table", cursor_type="row")
+            table = EvalTable(id="eval-table", cursor_type="row")
             for label, key, width in (
                 ("file", "file", 4), ("agent", "agent", 5), ("kw", "kw", 4), ("score", "score", 5),
                 ("marg", "marg", 5), ("verdict", "verdict", 7), ("question", "question", None),
             ):
                 table.add_column(label, key=key, width=width)
             yield table
-            yield Static(Text("Enter in the path box (or F9) runs the key against this fleet.", style="dim"),
-                         id="eval-summary")
+            summary = Static(Text("Enter in the path box (or F9) runs the key against this fleet.", style="dim"),
+                             id="eval-summary")
+            summary.can_focus = True  # Tab and Down reach it; its scroll container scrolls it into view
+            yield summary
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         box = self.query_one("#gold-path", Input)
         if self.app.gold and not box.value:
             box.value = self._shown_path(self.app.gold)
+        elif not self.app.gold:
+            self.query_one("#eval-summary", Static).update(self._no_key_text())
         box.cursor_blink = not self.app.stable
         box.focus()
+
+    def _no_key_text(self) -> Text:
+        t = Text()
+        t.append("no answer key: ", style="bold")
+        t.append("this fleet has no gold.tsv. Type the path of one in the box above (one question a line, "
+                 "a TAB, then agent/path of the note that answers it, or - to decline) and press Enter or F9.")
+        return t
 
     def _shown_path(self, path: str) -> str:
         # Relative to the fleet when inside it: shorter, and the same on every machine.
@@ -98,6 +193,7 @@ class EvalScreen(Screen):
             return
         text = self.query_one("#gold-path", Input).value.strip()
         if not text:
+            self.query_one("#eval-summary", Static).update(self._no_key_text())
             self.notify("name an answer key first", severity="warning", timeout=3)
             return
         self.running = True
@@ -147,11 +243,16 @@ class EvalScreen(Screen):
             verdict = "none" if g.verdict == "nothing" else g.verdict
             table.add_row(
                 _ok(g.file_ok), _ok(g.agent_ok if answerable else None), _ok(g.keyword_ok if answerable else None),
-                Text(f"{g.score:5.1f}", justify="right"), Text(f"{g.margin:5.2f}", justify="right"),
+                Text(f"{g.score:5.1f}", justify="right"), margin_cell(g),
                 Text(verdict, style="bold" if g.verdict == "hit" else ""),
                 Text(one_line(g.gold.question), overflow="ellipsis", no_wrap=True), key=str(i),
             )
-        self.query_one("#eval-summary", Static).update(summary_text(r))
+        from engine.gate import floor_for
+
+        hits, misses = r.gate_scores()
+        drawing = Text("       drawn: o a correct answer, x a miss, | the floor\n", style="dim")
+        drawing.append_text(gate_strip(hits, misses, floor_for(r.entries)))
+        self.query_one("#eval-summary", Static).update(summary_text(r, drawing))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

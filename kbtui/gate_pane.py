@@ -8,22 +8,25 @@ text-only refusal.
 
 from __future__ import annotations
 
-from engine.catalogue import W_KEYWORD, idf_unique
-from engine.gate import FLOOR_CALIBRATED_AT, FLOOR_FRACTION, MIN_ENTRIES_TO_ROUTE, SCORE_FLOOR
+from engine.gate import explain
 from rich.table import Table
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
+
+from .pane import Pane
+from .verdict_bar import NO_MARGIN
 
 
 def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     """The gate's arithmetic for `answer`: (label, claim) rows, each claim checkable."""
     g = answer.gate
     n = g.entries
-    iu = idf_unique(n)
-    floor = g.floor
     top = answer.confidence.keyword_score
     agents = answer.indexed.agents if agents is None else agents
+    terms = {t.label: t for t in explain(n)}  # the engine's formula with this fleet's numbers
+    floor = g.floor
     rows: list[tuple[str, Text]] = []
 
     def row(label: str, *parts) -> None:
@@ -38,12 +41,12 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     def note(text: str, style: str = "dim") -> None:
         rows.append(("", Text(text, style=style)))
 
-    row("N", (f"{n}", "bold"), f" entries (notes with a Search for line) across {agents} agents")
-    row("idf_unique", f"ln(1 + {n}/2) = ", (f"{iu:.4f}", "bold"),
-        ("  the weight of a key only one note carries", "dim"))
-    row("floor", f"floor_for({n}) = {FLOOR_FRACTION:.4f} × {W_KEYWORD:g} × {iu:.4f} = ", (f"{floor:.2f}", "bold"))
-    note(f"{SCORE_FLOOR:g} was measured at {FLOOR_CALIBRATED_AT} entries; the floor keeps that share "
-         f"({FLOOR_FRACTION:.1%}) of what one unique key scores, at every size")
+    row("N", (f"{n}", "bold"), f" {terms['N'].formula} across {agents} agent{'s' if agents != 1 else ''}")
+    iu = terms["idf_unique"]
+    row("idf_unique", f"{iu.formula} = ", (f"{iu.value:.4f}", "bold"), (f"  {iu.note}", "dim"))
+    fl = terms["floor"]
+    row("floor", f"{fl.formula} = ", (f"{floor:.2f}", "bold"))
+    note(fl.note)
     if top <= 0:
         row("top score", ("0.00", "bold"), ": no label shares a word with the question, and a zero clears no floor")
     elif top >= floor:
@@ -57,16 +60,16 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     if m is not None:
         second = answer.keyword[1].score
         row("margin", (f"{m:.2f}", "bold"), f" = {top:.2f} / {second:.2f}, the top file over the second")
-    elif len(answer.keyword) == 1:
-        row("margin", ("—", "bold"), ": one file scored, there is no second to beat")
     else:
-        row("margin", ("—", "bold"), ": no file scored")
-    if n < MIN_ENTRIES_TO_ROUTE:
-        row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}:",
-            (" below it, a guess at most", "bold"))
-        note("with one entry every key weighs the same: there is no ruler yet")
+        # One rendering on every surface of the room: the dash, never a made-up ratio.
+        why = "one file scored, no second to divide by" if len(answer.keyword) == 1 else "no file scored"
+        row("margin", (NO_MARGIN, "bold"), f": {why} (kb eval's table writes 1.00)")
+    mn = terms["minimum"]
+    if n < mn.value:
+        row("minimum", f"{mn.formula}; this fleet has {n}:", (" below it, a guess at most", "bold"))
+        note(mn.note)
     else:
-        row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}, so a hit is allowed")
+        row("minimum", f"{mn.formula}; this fleet has {n}, so a hit is allowed")
     if g.ranked_by_text_only:
         texts = len(answer.text)
         row("text-only", ("refused", "bold"),
@@ -95,11 +98,24 @@ def gate_plain(answer) -> str:
     return "\n".join(f"{label:<10} {claim.plain}" for label, claim in gate_rows(answer))
 
 
-class GatePane(VerticalScroll):
+class GatePane(Pane):
     """Scrolls when the terminal is short; the arithmetic is never cut."""
 
-    def compose(self):
-        yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
+    NAME, TITLE, FOCUS, GRID_SLOT = "gate", "Gate", "#gate-scroll", 3
+    HELP = "the floor arithmetic with this fleet's numbers"
+    DEFAULT_CSS = """
+    GatePane #gate-scroll { padding: 0 1; }
+    MainScreen.-wide.-tall GatePane { column-span: 6; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="gate-scroll"):
+            yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
+
+    def signature(self, answer) -> object:
+        kw = answer.keyword
+        return (answer.gate, answer.confidence, answer.verdict, len(kw), kw[1].score if len(kw) > 1 else None,
+                len(answer.text), answer.indexed.agents)
 
     def show_answer(self, answer) -> None:
         self.query_one("#gate-text", Static).update(gate_table(gate_rows(answer)))

@@ -13,11 +13,16 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
 from .clean import name_line, one_line
+from .pane import Pane
+
+# Rows of the keyword table: the files a person compares by eye. Every row is measured when
+# the table is refilled (each keystroke that changes the ranking), so more rows cost
+# repaint time on a large fleet for rows nobody scrolls to; the CLI lists them all.
+KEYWORD_ROWS = 20
 
 
 def terms_rows(hit) -> list[tuple[str, str, str]]:
@@ -69,12 +74,24 @@ def _file_cell(hit) -> Text:
     return t
 
 
-class KeywordPane(Vertical):
+class KeywordPane(Pane):
     """DataTable of the keyword ranking plus the per-term arithmetic of the highlighted row."""
 
+    NAME, TITLE, FOCUS, GRID_SLOT = "keywords", "Keywords", "#keyword-table", 0
+    HELP = "the keyword ranking and its arithmetic"
+    # `a` says what it will do: two bindings on one key, the one that applies is shown.
     BINDINGS = [
-        Binding("a", "toggle_arithmetic", "Arithmetic", id="keywords.arithmetic"),
+        Binding("a", "hide_arithmetic", "Hide sums", id="keywords.hide_arithmetic"),
+        Binding("a", "show_arithmetic", "Show sums", id="keywords.show_arithmetic"),
     ]
+    DEFAULT_CSS = """
+    KeywordPane #keyword-table { height: 1fr; }
+    KeywordPane #keyword-terms {
+        height: auto; max-height: 9; border-top: dashed $foreground 20%; padding: 0 1;
+    }
+    KeywordPane #keyword-terms.-hidden { display: none; }
+    MainScreen.-wide.-tall KeywordPane { column-span: 5; }
+    """
 
     @dataclass
     class Open(Message):
@@ -99,7 +116,7 @@ class KeywordPane(Vertical):
         table = self.query_one(DataTable)
         table.clear()
         self._hits = {}
-        for i, hit in enumerate(answer.keyword[:50], start=1):
+        for i, hit in enumerate(answer.keyword[:KEYWORD_ROWS], start=1):
             self._hits[hit.id] = hit
             table.add_row(
                 Text(str(i), style="dim"),
@@ -117,6 +134,9 @@ class KeywordPane(Vertical):
         else:
             terms.update(Text("the question has no words left after stopwords", style="dim"))
 
+    def signature(self, answer) -> object:
+        return tuple(answer.keyword[:KEYWORD_ROWS]), tuple(answer.terms)
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         hit = self._hits.get(event.row_key.value) if event.row_key else None
         if hit is not None:
@@ -128,5 +148,20 @@ class KeywordPane(Vertical):
         if hit is not None:
             self.post_message(self.Open(hit.base, hit.path))
 
-    def action_toggle_arithmetic(self) -> None:
-        self.query_one("#keyword-terms").toggle_class("-hidden")
+    def _arithmetic_shown(self) -> bool:
+        return not self.query_one("#keyword-terms").has_class("-hidden")
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "hide_arithmetic":
+            return self._arithmetic_shown()
+        if action == "show_arithmetic":
+            return not self._arithmetic_shown()
+        return True
+
+    def action_hide_arithmetic(self) -> None:
+        self.query_one("#keyword-terms").add_class("-hidden")
+        self.refresh_bindings()
+
+    def action_show_arithmetic(self) -> None:
+        self.query_one("#keyword-terms").remove_class("-hidden")
+        self.refresh_bindings()

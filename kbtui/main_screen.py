@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
@@ -25,14 +26,16 @@ from engine.query import Query
 from .gate_pane import GatePane
 from .keyword_pane import KeywordPane
 from .messages import Answered, AskFailed, FleetChanged, FleetLoaded, Reranked
+from .pane import Pane
 from .question_input import QuestionInput
 from .reading_pane import ReadingPane
 from .species_pane import SpeciesPane
 from .verdict_bar import VerdictBar
 
-# Pane ids in the order the tabs show them (narrow/short terminals show one at a time).
-PANES = ("reading", "keywords", "gate", "agents")
-PANE_TITLES = {"reading": "Reading list", "keywords": "Keywords", "gate": "Gate", "agents": "Agents"}
+# The panes in tab order (F6 and Tab visit them in this order after the question). A new pane
+# is a Pane subclass named here; its grid place is its GRID_SLOT.
+PANES: tuple[type[Pane], ...] = (ReadingPane, KeywordPane, GatePane, SpeciesPane)
+PANE_NAMES = tuple(p.NAME for p in PANES)
 
 
 @dataclass
@@ -47,9 +50,15 @@ class MainScreen(Screen):
     # must be seen to stall key handling, so the probe is known to detect a stall.
     ask_on_ui_thread = False
 
+    # One focus ring at every size: the question, then each pane. F6 and Tab walk it; at
+    # 80x24 the tab shown follows focus. Escape always comes back to the question.
     BINDINGS = [
-        Binding("f6", "next_pane", "Pane", id="main.next_pane"),
-        Binding("escape", "focus_question", "Question", show=False, id="main.question"),
+        Binding("f6", "focus_step(1)", "Pane", id="main.next_pane"),
+        Binding("shift+f6", "focus_step(-1)", "Previous pane", show=False, id="main.previous_pane"),
+        Binding("tab", "focus_step(1)", "Next pane", show=False, id="main.tab"),
+        Binding("shift+tab", "focus_step(-1)", "Previous pane", show=False, id="main.shift_tab"),
+        Binding("escape", "focus_question", "Question", id="main.question"),
+        Binding("f7", "app.next_purpose", "Purpose", id="main.purpose"),
         Binding("ctrl+l", "clear_question", "Clear", show=False, id="main.clear"),
     ]
 
@@ -61,64 +70,107 @@ class MainScreen(Screen):
         self._ready = False  # the fleet is indexed and the catalogue built
         self.answer = None  # the answer on screen
         self.answer_qid = -1
-        self.pane = "reading"
+        self.pane = PANES[0].NAME
 
     # -- layout ------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         app = self.app
-        yield QuestionInput(app.history, id="question", placeholder="ask the fleet a question…")
+        # Coming back with Escape keeps the question and puts the cursor at its end: the next
+        # key refines it (Ctrl+L clears it), rather than a select-all that a letter would replace.
+        yield QuestionInput(app.history, id="question", placeholder="ask the fleet a question…",
+                            select_on_focus=False)
         yield VerdictBar(id="verdict")
-        tabs = Tabs(*(Tab(PANE_TITLES[p], id=f"tab-{p}") for p in PANES), id="pane-tabs")
-        tabs.can_focus = False  # switched by F6, the palette or a click; Tab goes to the panes
+        tabs = Tabs(*(Tab(p.TITLE.split(" (")[0], id=f"tab-{p.NAME}") for p in PANES), id="pane-tabs")
+        tabs.can_focus = False  # switched by F6, Tab, the palette or a click: focus stays in the panes
         yield tabs
         with Container(id="panes"):
             # DOM order is the grid order on wide terminals: keywords beside the reading list,
             # then the agents beside the gate (the gate's sentences get the wider column).
-            yield KeywordPane(id="pane-keywords", classes="pane")
-            yield ReadingPane(id="pane-reading", classes="pane -shown")
-            yield SpeciesPane(id="pane-agents", classes="pane")
-            yield GatePane(id="pane-gate", classes="pane")
+            for p in sorted(PANES, key=lambda p: p.GRID_SLOT):
+                yield p(id=f"pane-{p.NAME}", classes="pane -shown" if p is PANES[0] else "pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        for p in PANES:
-            self.query_one(f"#pane-{p}").border_title = PANE_TITLES[p]
-        self.query_one("#pane-agents").border_title = "Agents (▸ owner)"
-        self.query_one(VerdictBar).show_waiting("indexing the fleet…")
+        # Every pane is composed and mounted by now (a screen mounts after its children), so
+        # the index is loaded from here: no answer can arrive before the panes that show it.
         question = self.query_one("#question", Input)
         question.cursor_blink = not self.app.stable  # a blinking cursor makes snapshots flaky
         question.focus()
+        if self.app.loaded is None:
+            self.query_one(VerdictBar).show_waiting("indexing the fleet…")
+            self.app.load()
 
-    # -- panes -------------------------------------------------------------------
+    def panes(self) -> list[Pane]:
+        return [self.query_one(f"#pane-{p.NAME}", Pane) for p in PANES]
 
-    def show_pane(self, pane: str) -> None:
-        self.pane = pane
-        for p in PANES:
-            self.query_one(f"#pane-{p}").set_class(p == pane, "-shown")
-        tabs = self.query_one("#pane-tabs", Tabs)
-        if tabs.active != f"tab-{pane}":
-            tabs.active = f"tab-{pane}"
-
-    @on(Tabs.TabActivated, "#pane-tabs")
-    def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        if event.tab and event.tab.id:
-            self.show_pane(event.tab.id.removeprefix("tab-"))
+    # -- panes and focus ---------------------------------------------------------
 
     def _tabbed(self) -> bool:
         return not (self.has_class("-wide") and self.has_class("-tall"))
 
-    def action_next_pane(self) -> None:
-        nxt = PANES[(PANES.index(self.pane) + 1) % len(PANES)]
-        self.show_pane(nxt)
-        if not self._tabbed() or self.focused is not self.query_one("#question"):
-            self._focus_pane(nxt)
+    def show_pane(self, pane: str) -> None:
+        """Show `pane` (under the tabs when the terminal is small). Sets the tab without
+        re-sending its TabActivated: a switch the tab itself caused is never sent back."""
+        self.pane = pane
+        for p in self.panes():
+            p.set_class(p.NAME == pane, "-shown")
+        tabs = self.query_one("#pane-tabs", Tabs)
+        if tabs.active != f"tab-{pane}":
+            with tabs.prevent(Tabs.TabActivated):
+                tabs.active = f"tab-{pane}"
 
-    def _focus_pane(self, pane: str) -> None:
-        target = {
-            "reading": "#reading-list", "keywords": "#keyword-table", "gate": "#pane-gate", "agents": "#species-table",
-        }[pane]
-        self.query_one(target).focus()
+    @on(Tabs.TabActivated, "#pane-tabs")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        # A click on a tab. Stale messages (the tab is no longer the active one) and the
+        # pane already shown are ignored, so no two handlers can answer each other forever.
+        name = (event.tab.id or "").removeprefix("tab-") if event.tab else ""
+        if name not in PANE_NAMES or event.tabs.active != event.tab.id or name == self.pane:
+            return
+        self.focus_pane(name)
+
+    def focus_pane(self, name: str) -> None:
+        self.show_pane(name)
+        target = self.query_one(f"#pane-{name}", Pane).focus_target()
+        # A pane just shown is displayed on the next refresh: focus it then.
+        self.call_after_refresh(target.focus)
+
+    def _ring(self) -> list[str]:
+        return ["question", *PANE_NAMES]
+
+    def _ring_position(self) -> str:
+        focused = self.focused
+        if focused is None or focused.id == "question":
+            return "question"
+        pane = self._pane_of(focused)
+        return pane.NAME if pane is not None else "question"
+
+    def _pane_of(self, widget: Widget | None) -> Pane | None:
+        while widget is not None and not isinstance(widget, Pane):
+            widget = widget.parent if isinstance(widget.parent, Widget) else None
+        return widget
+
+    def action_focus_step(self, step: int) -> None:
+        ring = self._ring()
+        # Focus moves on the next refresh: keys pressed in one tick step from where the last
+        # one is going, not from where focus still is.
+        here = getattr(self, "_going_to", None) or self._ring_position()
+        nxt = ring[(ring.index(here) + step) % len(ring)]
+        self._going_to = nxt
+        self.call_after_refresh(self._arrived)
+        if nxt == "question":
+            self.action_focus_question()
+        else:
+            self.focus_pane(nxt)
+
+    def _arrived(self) -> None:
+        self._going_to = None
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # The tab shown follows focus, however focus got there (F6, Tab, a click, Enter).
+        pane = self._pane_of(event.widget)
+        if pane is not None and pane.NAME != self.pane:
+            self.show_pane(pane.NAME)
 
     def action_focus_question(self) -> None:
         self.query_one("#question", Input).focus()
@@ -127,6 +179,10 @@ class MainScreen(Screen):
         q = self.query_one("#question", Input)
         q.value = ""
         q.focus()
+
+    def on_question_input_leave(self, message: QuestionInput.Leave) -> None:
+        # Down from the question: into the reading list, asking nothing and recording no miss.
+        self.focus_pane(ReadingPane.NAME)
 
     # -- asking ------------------------------------------------------------------
 
@@ -140,8 +196,7 @@ class MainScreen(Screen):
         self.request(event.value, submitted=True)
         # Type, Enter, arrows, Enter: the reading list is where the next key belongs.
         if event.value.strip():
-            self.show_pane("reading") if self._tabbed() else None
-            self.query_one("#reading-list").focus()
+            self.focus_pane(ReadingPane.NAME)
 
     def request(self, question: str, *, submitted: bool) -> None:
         """Ask `question` as soon as the running ask (if any) returns."""
@@ -201,7 +256,7 @@ class MainScreen(Screen):
             if not text.startswith("rerank refused"):
                 text = f"rerank refused: {text}"
             self.app.notify(text, severity="warning", timeout=8)
-            self.query_one("#pane-reading").border_title = "Reading list (fused; rerank refused)"
+            self.query_one(ReadingPane).border_title = f"{ReadingPane.TITLE} (fused; rerank refused)"
             event.stop()
 
     def _paint(self, answer, qid: int) -> None:
@@ -209,14 +264,8 @@ class MainScreen(Screen):
         self.answer, self.answer_qid = answer, qid
         with app.batch_update():
             self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
-            self.query_one(ReadingPane).show_answer(answer)
-            self.query_one(KeywordPane).show_answer(answer)
-            self.query_one(GatePane).show_answer(answer)
-            self.query_one(SpeciesPane).show_answer(answer, app.roster)
-            purpose = answer.query.purpose if answer.query is not None else None  # as this answer was asked
-            self.query_one("#pane-reading").border_title = (
-                f"{PANE_TITLES['reading']} (purpose: {purpose})" if purpose else PANE_TITLES["reading"]
-            )
+            for pane in self.panes():
+                pane.paint(answer)
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
 
@@ -231,16 +280,27 @@ class MainScreen(Screen):
         if message.qid == self.answer_qid:
             self.answer = message.answer
             self.query_one(ReadingPane).show_results(message.answer.results)
-            pane = self.query_one("#pane-reading")
-            pane.border_title = "Reading list (reranked)"
+            self.query_one(ReadingPane).forget()
+            self.query_one(ReadingPane).border_title = f"{ReadingPane.TITLE} (reranked)"
 
     def _show_empty(self) -> None:
         self.answer = None
-        self.query_one(VerdictBar).show_waiting("ask a question: the answer follows your typing; Enter records a miss")
-        self.query_one("#pane-reading").border_title = PANE_TITLES["reading"]
-        self.query_one(ReadingPane).clear()
+        self.query_one(VerdictBar).show_waiting(self.ready_line())
+        for pane in self.panes():
+            pane.clear()
+            pane.forget()
 
     # -- the fleet ---------------------------------------------------------------
+
+    def ready_line(self) -> str:
+        """The status line once the index is current, with its figures (built or found)."""
+        loaded = self.app.loaded
+        if loaded is None:
+            return "indexing the fleet…"
+        how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
+            else "index up to date"
+        return (f"ready: {loaded.chunks} chunks, {how}. Ask a question: the answer follows your typing; "
+                "Enter records a miss")
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

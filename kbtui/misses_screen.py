@@ -6,38 +6,24 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable
 
 from engine.misses import misses_path
 from engine.missreview import review_misses
 
 from .clean import name_line, one_line
 from .messages import MissesLoaded
+from .table_screen import TableScreen
 
 
-class MissesScreen(Screen):
-    BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="misses.back"),
-        Binding("r", "reload", "Reload", id="misses.reload"),
-    ]
+class MissesScreen(TableScreen):
+    NAME, TITLE = "misses", "Misses"
+    COLUMNS = (("count", "count", 5), ("first seen", "first", 10), ("last seen", "last", 10), ("question", "question", None))
+    BINDINGS = [Binding("r", "reload", "Reload", id="misses.reload")]
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(" Misses ", style="bold reverse"), id="misses-title", classes="screen-title")
-        table = DataTable(id="misses-table", cursor_type="row")
-        table.add_column("count", key="count", width=5)
-        table.add_column("first seen", key="first", width=10)
-        table.add_column("last seen", key="last", width=10)
-        table.add_column("question", key="question")
-        yield table
-        yield Static(id="misses-detail", classes="detail")
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
+    def load(self) -> None:
         self.entries: list = []
-        self.query_one("#misses-table").focus()
         self._load()
 
     def action_reload(self) -> None:
@@ -55,23 +41,19 @@ class MissesScreen(Screen):
 
     def on_misses_loaded(self, message: MissesLoaded) -> None:
         self.entries = message.entries
-        title = Text()
-        title.append(" Misses ", style="bold reverse")
+        title = self.title_text()
         total = sum(r.entry.count for r in message.entries)
         n = len(message.entries)
         title.append(f"  {n} question{'s' if n != 1 else ''}, asked {total} time{'s' if total != 1 else ''}",
                      style="bold")
         title.append("  kb-misses.txt, most asked first; private, git-ignored", style="dim")
-        self.query_one("#misses-title", Static).update(title)
-        table = self.query_one(DataTable)
-        table.clear()
-        for i, review in enumerate(message.entries):
-            e = review.entry
-            table.add_row(
-                Text(str(e.count), style="bold", justify="right"), Text(e.first_seen), Text(e.last_seen),
-                Text(one_line(e.question), overflow="ellipsis", no_wrap=True), key=str(i),
-            )
-        detail = self.query_one("#misses-detail", Static)
+        self.set_title(title)
+        self.fill([
+            (str(i), [Text(str(r.entry.count), style="bold", justify="right"), Text(r.entry.first_seen),
+                      Text(r.entry.last_seen), Text(one_line(r.entry.question), no_wrap=True)])
+            for i, r in enumerate(message.entries)
+        ])
+        detail = self.detail
         if message.error:
             detail.update(Text(message.error, style="bold red"))
         elif not message.entries:
@@ -111,7 +93,7 @@ class MissesScreen(Screen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and self.entries:
-            self.query_one("#misses-detail", Static).update(self._detail(int(event.row_key.value)))
+            self.detail.update(self._detail(int(event.row_key.value)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key is not None and self.entries:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Input
 
 from .history import History
@@ -13,6 +16,10 @@ class QuestionInput(Input):
         Binding("up", "history_older", "Older question", show=False, id="question.older"),
         Binding("down", "history_newer", "Newer question", show=False, id="question.newer"),
     ]
+
+    @dataclass
+    class Leave(Message):
+        """Down with no newer question to show: the person wants the reading list."""
 
     def __init__(self, history: History, **kw) -> None:
         super().__init__(**kw)
@@ -30,4 +37,8 @@ class QuestionInput(Input):
         self._set(self.history.older(self.value))
 
     def action_history_newer(self) -> None:
-        self._set(self.history.newer())
+        newer = self.history.newer()
+        if newer is None:
+            self.post_message(self.Leave())
+        else:
+            self._set(newer)

@@ -3,9 +3,17 @@ words highlighted. Escape returns to the answer.
 
 The note is read and its best passage located in a thread worker (a file read and an index
 lookup), so a note on a slow disk cannot freeze the room.
+
+A long note paints the visible part first: Textual's Markdown is a widget per block, and a
+20 KB note is thousands of widgets to mount and lay out (about 2 s here). So the passage the
+reader opens at, and a few screens after it, are rendered alone into a small window; the
+whole note is built hidden behind it and swapped in when ready, scrolled to the same place.
 """
 
 from __future__ import annotations
+
+import time
+from functools import partial
 
 from rich.text import Text
 from textual import work
@@ -15,13 +23,33 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
-from textual.widgets._markdown import MarkdownBlock
+from textual.widgets.markdown import MarkdownBlock
 
 from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
 from .messages import NoteLoaded
 
 HIGHLIGHT_STYLE = "bold reverse"  # reads in monochrome as well as in colour
+WINDOW_FRAMES_S = 0.05  # after the window is laid out: three frames at 60 Hz for it to be displayed
+WINDOW_FROM_LINES = 150  # a note longer than this paints a window first
+WINDOW_SCREENS = 1  # the window: one screen height of source lines from the passage (a line is at least a row)
+
+
+def window_of(source: str, line: int, height: int) -> tuple[int, str]:
+    """(first line, text) of the part of `source` shown first: from the heading at or before
+    1-based `line` (or the start) for `WINDOW_SCREENS` screens, ending at a blank line outside
+    a code fence, so no block is cut in two."""
+    lines = source.splitlines(keepends=True)
+    start = max(0, min(line - 1, len(lines) - 1)) if line > 1 else 0
+    while start > 0 and not lines[start].lstrip().startswith("#"):
+        start -= 1
+    end = min(len(lines), start + WINDOW_SCREENS * max(height, 10))
+    fenced = sum(1 for ln in lines[start:end] if ln.lstrip().startswith(("```", "~~~"))) % 2 == 1
+    while end < len(lines) and (fenced or lines[end - 1].strip()):
+        if lines[end].lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        end += 1
+    return start + 1, "".join(lines[start:end])
 
 
 class ReaderScreen(Screen):
@@ -40,10 +68,13 @@ class ReaderScreen(Screen):
         self.best_line = 0
         self._matches: list[MarkdownBlock] = []
         self._match_i = -1
+        self.window_start: int | None = None  # None: nothing painted yet; 0: the whole note
+        self.shown_at = 0.0  # perf_counter when the note (or its window) was put on screen
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="reader-header")
         with VerticalScroll(id="reader-body"):
+            yield Markdown(id="reader-window")  # a long note's first paint
             yield Markdown(id="reader-markdown")
         yield Footer(compact=True)
 
@@ -100,13 +131,39 @@ class ReaderScreen(Screen):
         self.post_message(NoteLoaded(self.base, self.path, source, line))
 
     async def on_note_loaded(self, message: NoteLoaded) -> None:
-        md = self.query_one(Markdown)
+        md = self.query_one("#reader-markdown", Markdown)
+        window = self.query_one("#reader-window", Markdown)
         if message.error:
+            window.display = False
             await md.update("")
             self.query_one("#reader-header", Static).update(Text(f" {message.error}", style="bold red"))
             return
-        await md.update(message.source)
         self.best_line = message.line
+        if message.source.count("\n") > WINDOW_FROM_LINES:
+            first, text = window_of(message.source, message.line, self.size.height)
+            md.display = False
+            await window.update(text)
+            self._highlight(window)
+            self.window_start = first  # the source line the window begins at
+            self.shown_at = time.perf_counter()
+            # The whole note is built once the window has been drawn, never before it: its
+            # mounting holds the event loop for a while, and the window must be out by then.
+            self.call_after_refresh(self.set_timer, WINDOW_FRAMES_S, partial(self._build_whole, message.source))
+            return
+        window.display = False
+        await md.update(message.source)
+        self.window_start = 0
+        self.shown_at = time.perf_counter()
+        self._highlight(md)
+        self.call_after_refresh(self._scroll_to_best)
+
+    async def _build_whole(self, source: str) -> None:
+        md = self.query_one("#reader-markdown", Markdown)
+        await md.update(source)  # built hidden behind the window
+        with self.app.batch_update():
+            self.query_one("#reader-window", Markdown).display = False
+            md.display = True
+        self.window_start = 0
         self._highlight(md)
         self.call_after_refresh(self._scroll_to_best)
 
@@ -116,7 +173,7 @@ class ReaderScreen(Screen):
         if pattern is None:
             return
         for block in md.query(MarkdownBlock):
-            content = getattr(block, "_content", None)
+            content = block.content
             if not isinstance(content, Content) or not content.plain:
                 continue
             found = spans(content.plain, pattern)
@@ -130,7 +187,7 @@ class ReaderScreen(Screen):
     def _block_at(self, line: int):
         """The block whose source starts at or just before 1-based `line`."""
         best = None
-        for block in self.query_one(Markdown).query(MarkdownBlock):
+        for block in self.query_one("#reader-markdown", Markdown).query(MarkdownBlock):
             start, end = block.source_range
             if start <= line - 1 < max(end, start + 1):
                 best = block  # later (deeper) blocks refine the match

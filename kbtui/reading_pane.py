@@ -20,22 +20,31 @@ from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from .clamp import Clamp
 from .clean import name_line, one_line
+from .pane import Pane
 
 
 EXCERPT_LINES = 2
 
 
-def result_prompt(r) -> Group:
+def shown_score(r, top_fused: int | None) -> float:
+    """The score the list is ordered by: the RRF sum, or under a purpose the row's fused
+    integer as a share of the top row's (1.000 on top), so the number never contradicts the
+    order (the integer itself is in `w`)."""
+    if r.fusion is None or not top_fused:
+        return r.score
+    return r.fusion.get("fusedScore", 0) / top_fused
+
+
+def result_prompt(r, top_fused: int | None = None) -> Group:
     """A row: score, agent and path on one line; then provenance and excerpt, two lines."""
     head = Text(no_wrap=True, overflow="ellipsis")
-    head.append(f"{r.score:.3f}", style="bold")
+    head.append(f"{shown_score(r, top_fused):.3f}", style="bold")
     head.append(f"  {name_line(r.base)}", style="bold")
     head.append(f"  {name_line(r.path)}")
     if r.rerank_score is not None:
@@ -71,8 +80,17 @@ def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
     return t
 
 
-class ReadingPane(Vertical):
-    BINDINGS = [Binding("w", "why", "Why this row", id="reading.why")]
+class ReadingPane(Pane):
+    NAME, TITLE, FOCUS, GRID_SLOT = "reading", "Reading list", "#reading-list", 1
+    HELP = "the fused reading list"
+    BINDINGS = [Binding("w", "why", "Why", id="reading.why")]
+    DEFAULT_CSS = """
+    ReadingPane #suggestions { height: auto; padding: 0 1 1 1; }
+    ReadingPane #suggestions.-hidden { display: none; }
+    ReadingPane #reading-list { height: 1fr; border: none; background: transparent; }
+    ReadingPane #reading-list:focus { border: none; }
+    MainScreen.-wide.-tall ReadingPane { column-span: 5; }
+    """
 
     @dataclass
     class Open(Message):
@@ -108,10 +126,21 @@ class ReadingPane(Vertical):
         else:
             sug.update(head + suggestions_text(answer))
             sug.remove_class("-hidden")
+        purpose = next((r.fusion.get("purpose") for r in answer.results if r.fusion), None)
+        self.border_title = f"{self.TITLE} (purpose: {purpose}; share of top)" if purpose else self.TITLE
         self.show_results(answer.results)
 
+    def signature(self, answer) -> object:
+        from engine.coverage import coverage_line
+
+        miss = answer.miss
+        rows = tuple((r.id, r.score, r.why, r.passages[0].excerpt if r.passages else "", r.rerank_score,
+                      r.fusion.get("fusedScore") if r.fusion else None) for r in answer.results)
+        return (rows, answer.gate.served, tuple(answer.suggestions), coverage_line(answer.agent),
+                None if miss is None else (miss.recorded, miss.error))
+
     def clear(self) -> None:
-        """No question: nothing from the last answer may linger as if it were this one's."""
+        self.border_title = self.TITLE
         self.query_one("#suggestions", Static).add_class("-hidden")
         self._ids = []
         self.query_one(OptionList).clear_options()
@@ -122,7 +151,8 @@ class ReadingPane(Vertical):
         ol.clear_options()
         self._ids = [(r.base, r.path) for r in results]
         if results:
-            ol.add_options([Option(result_prompt(r), id=r.id) for r in results])
+            top_fused = results[0].fusion.get("fusedScore") if results[0].fusion else None
+            ol.add_options([Option(result_prompt(r, top_fused), id=r.id) for r in results])
             ol.highlighted = 0 if highlighted is None else min(highlighted, len(results) - 1)
         else:
             ol.add_option(Option(Text("no file holds these words", style="dim"), disabled=True))

@@ -7,13 +7,11 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable
 
 from .clean import one_line
 from .messages import RosterLoaded
+from .table_screen import TableScreen
 
 
 @dataclass(frozen=True)
@@ -28,6 +26,7 @@ class AgentRow:
     memory: int
     skills: int
     tools: int
+    has_agent_file: bool = True  # agent.txt exists (a missing one names nothing)
 
 
 def roster_rows(memory) -> list[AgentRow]:
@@ -44,6 +43,7 @@ def roster_rows(memory) -> list[AgentRow]:
                 memory=sum(1 for r in entries if r.species == "memory"),
                 skills=sum(1 for r in entries if r.species == "skills"),
                 tools=sum(1 for r in entries if r.species == "tools"),
+                has_agent_file=(b.root / "agent.txt").is_file(),
             )
         )
     return rows
@@ -53,10 +53,12 @@ def agent_text(row: AgentRow) -> Text:
     t = Text()
     t.append(f"{one_line(row.name)}", style="bold")
     t.append(f"  ({one_line(row.key)}/)\n", style="dim")
+    no_file = "(no agent.txt: nothing names this agent)"
     t.append("role  ", style="bold")
-    t.append((one_line(row.role) or "(agent.txt names no role)") + "\n")
+    t.append((one_line(row.role) or ("(agent.txt names no role)" if row.has_agent_file else no_file)) + "\n")
     t.append("ends  ", style="bold")
-    t.append((one_line(row.ends) or "(agent.txt does not say where this agent stops)") + "\n")
+    t.append((one_line(row.ends) or ("(agent.txt does not say where this agent stops)" if row.has_agent_file
+                                     else no_file)) + "\n")
     t.append("base  ", style="bold")
     t.append(f"{row.entries} entries of {row.notes} notes: {row.memory} memory, {row.skills} skills, {row.tools} tools")
     if row.unreachable:
@@ -64,22 +66,12 @@ def agent_text(row: AgentRow) -> Text:
     return t
 
 
-class RosterScreen(Screen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="roster.back")]
+class RosterScreen(TableScreen):
+    NAME, TITLE = "roster", "Roster"
+    COLUMNS = (("agent", "agent", None), ("entries", "entries", 7), ("role", "role", None))
 
-    def compose(self) -> ComposeResult:
-        yield Static(Text(" Roster ", style="bold reverse"), id="roster-title", classes="screen-title")
-        table = DataTable(id="roster-table", cursor_type="row")
-        table.add_column("agent", key="agent")
-        table.add_column("entries", key="entries", width=7)
-        table.add_column("role", key="role")
-        yield table
-        yield Static(id="roster-detail", classes="detail")
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
+    def load(self) -> None:
         self.rows: dict[str, AgentRow] = {}
-        self.query_one("#roster-table").focus()
         self._load()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="roster", description="read the roster")
@@ -89,25 +81,22 @@ class RosterScreen(Screen):
     def on_roster_loaded(self, message: RosterLoaded) -> None:
         name = self.app.memory.settings.get("name") or ""
         role = self.app.memory.settings.get("role") or ""
-        title = Text()
-        title.append(" Roster ", style="bold reverse")
+        title = self.title_text()
         if name:
             title.append(f"  {one_line(name)}", style="bold")
         if role:
             title.append(f"  {one_line(role)}", style="dim")
-        self.query_one("#roster-title", Static).update(title)
-        table = self.query_one(DataTable)
-        table.clear()
-        for row in message.rows:
-            self.rows[row.key] = row
-            table.add_row(
-                Text(one_line(row.name), style="bold"), Text(str(row.entries), justify="right"),
-                Text(one_line(row.role), overflow="ellipsis", no_wrap=True), key=row.key,
-            )
+        self.set_title(title)
+        self.rows = {row.key: row for row in message.rows}
+        self.fill([
+            (row.key, [Text(one_line(row.name), style="bold"), Text(str(row.entries), justify="right"),
+                       Text(one_line(row.role) or "—", no_wrap=True)])
+            for row in message.rows
+        ])
         if message.rows:
-            self.query_one("#roster-detail", Static).update(agent_text(message.rows[0]))
+            self.detail.update(agent_text(message.rows[0]))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         row = self.rows.get(event.row_key.value) if event.row_key else None
         if row is not None:
-            self.query_one("#roster-detail", Static).update(agent_text(row))
+            self.detail.update(agent_text(row))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from .clean import one_line
+from .pane import Pane
 
 
 def _cell(x: float) -> Text:
@@ -45,7 +45,15 @@ def fold_caption(answer) -> Text:
     return t
 
 
-class SpeciesPane(Vertical):
+class SpeciesPane(Pane):
+    NAME, TITLE, FOCUS, GRID_SLOT = "agents", "Agents (▸ owner)", "#species-table", 2
+    HELP = "the species table and the fold"
+    DEFAULT_CSS = """
+    SpeciesPane #species-table { height: auto; max-height: 1fr; }
+    SpeciesPane #species-caption { height: auto; padding: 1 1 0 1; }
+    MainScreen.-wide.-tall SpeciesPane { column-span: 4; }
+    """
+
     def compose(self) -> ComposeResult:
         table = DataTable(id="species-table", cursor_type="row")
         table.add_column(" ", key="mark", width=1)
@@ -55,7 +63,12 @@ class SpeciesPane(Vertical):
         yield table
         yield Static(id="species-caption")
 
-    def show_answer(self, answer, roster: list[str]) -> None:
+    def signature(self, answer) -> object:
+        a = answer.agent
+        return (a, answer.gate.served, tuple(self.app.roster))
+
+    def show_answer(self, answer) -> None:
+        roster = self.app.roster
         table = self.query_one(DataTable)
         table.clear()
         totals = {t.agent: t for t in answer.agent.totals}

@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from .clean import one_line
 
+NO_MARGIN = "—"  # no second file to divide by: the room's one rendering (JSON: null)
 VERDICT_LABEL = {"hit": " HIT ", "guess": " GUESS ", "nothing": " NOTHING "}
 VERDICT_STYLE = {
     "hit": "bold reverse green",
@@ -46,7 +47,7 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
     t.append(f"floor {floor:.2f}", style="")
     t.append("  margin ", style="dim")
     margin = answer.confidence.margin
-    t.append("—" if margin is None else f"{margin:.2f}", style="bold")
+    t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
     return t
@@ -73,7 +74,13 @@ class VerdictBar(Static):
         self.set_class(answer.verdict == "hit", "-hit")
         self.set_class(answer.verdict == "guess", "-guess")
         self.set_class(answer.verdict == "nothing", "-nothing")
-        self.update(verdict_text(answer, show_timing=show_timing))
+        text = verdict_text(answer, show_timing=show_timing)
+        if text.plain != self.content_plain():  # the same line again is not repainted
+            self.update(text)
+
+    def content_plain(self) -> str:
+        content = self.content
+        return getattr(content, "plain", str(content))
 
     def show_waiting(self, message: str) -> None:
         self.remove_class("-hit", "-guess", "-nothing")

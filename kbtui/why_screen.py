@@ -14,33 +14,30 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.rrf import RRF_K
+from engine.rrf import RRF_K, parts
+from engine.terms import fusion_parts
 
-from .clean import name_line
+from .clean import name_line, one_line
 
 
 def why_text(r) -> Text:
+    """The engine's own terms for this row (engine.rrf.parts, engine.terms.fusion_parts),
+    laid out; nothing here re-derives a number."""
     t = Text()
     t.append(f"{name_line(r.base)}/{name_line(r.path)}\n", style="bold")
-    t.append("reading list: Reciprocal Rank Fusion, 1/(60 + rank) per list\n", style="dim")
-    total = 0.0
-    for label, rank in (("keywords", r.keyword_rank), ("text", r.text_rank)):
-        if rank is None:
-            t.append(f"  {label:<9} not ranked            0\n")
-            continue
-        part = 1.0 / (RRF_K + rank)
-        total += part
-        t.append(f"  {label:<9} #{rank:<3} 1/({RRF_K} + {rank}) = {part:.5f}\n")
-    t.append(f"  {'sum':<9} {'':<18}{total:.5f}\n", style="bold")
+    t.append(f"reading list: Reciprocal Rank Fusion, 1/({RRF_K} + rank) per list\n", style="dim")
+    *lists, total = parts({"keywords": r.keyword_rank, "text": r.text_rank})
+    for term in lists:
+        value = f"{term.value:.5f}" if term.formula != "not ranked" else "0"
+        t.append(f"  {term.label:<9} {term.formula:<18} = {value}\n")
+    t.append(f"  {'sum':<9} {'':<18}   {total.value:.5f}\n", style="bold")
     if r.fusion:
-        f = r.fusion
-        t.append(f"\npurpose {f.get('purpose')}: integer fixed point, normalized x weight\n", style="dim")
-        running = 0
-        for name, c in f.get("contributions", {}).items():
-            running += c["contribution"]
-            t.append(f"  {name:<8} {c['normalized']:>9,} x {c['weight']:>5,} = {c['contribution']:>15,}\n")
-        t.append(f"  {'fused':<8} {'':>9}   {'':>5}   {running:>15,}\n", style="bold")
-        if running != f.get("fusedScore"):
+        *signals, fused = fusion_parts(r.fusion)
+        t.append(f"\npurpose {one_line(fused.formula)}: integer fixed point, normalized × weight\n", style="dim")
+        for term in signals:
+            t.append(f"  {term.label:<8} {term.formula:>20} = {term.value:>15,}\n")
+        t.append(f"  {'fused':<8} {'':>20}   {fused.value:>15,}\n", style="bold")
+        if sum(term.value for term in signals) != fused.value:
             t.append("  (does not add up: report this)\n", style="bold red")
     if r.rerank_score is not None:
         t.append(f"\nrerank: the cross-encoder's logit {r.rerank_score:+.4f} ordered this row\n")

@@ -239,7 +239,8 @@ def test_narrow_terminal_shows_tabs_and_wide_shows_every_pane(tmp_path):
             assert tabs.display
             assert app.main.query_one("#pane-reading").display
             assert not app.main.query_one("#pane-gate").display
-            await pilot.press("f6", "f6")  # reading -> keywords -> gate
+            await pilot.press("f6", "f6", "f6")  # question -> reading -> keywords -> gate
+            await settle(pilot)
             assert app.main.query_one("#pane-gate").display
             assert "floor_for(11)" in screen_text(app)
             await pilot.resize_terminal(120, 40)

@@ -64,7 +64,7 @@ def test_guess(snap_compare, tmp_path, size):
     async def before(pilot):
         await _type(pilot, "publishing rhythm")
         if size == (80, 24):
-            await pilot.press("f6", "f6")  # the gate pane: why it is a guess
+            await pilot.press("f6", "f6", "f6")  # question -> reading -> keywords -> the gate: why a guess
             await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=before)
@@ -143,3 +143,20 @@ def test_roster(snap_compare, tmp_path, size):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+def test_eval_scrolled_to_gate_and_speed(snap_compare, tmp_path):
+    """At 80x24 the summary is below the table: End takes the screen to GATE (drawn) and SPEED."""
+    app = make_app(copy_demo(tmp_path / "demo"))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=before)

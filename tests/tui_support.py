@@ -7,11 +7,12 @@ repository's examples/demo.
 from __future__ import annotations
 
 import asyncio
-import io
+import html
+import re
 import time
 from pathlib import Path
 
-from rich.console import Console
+from rich.cells import cell_len
 from textual.worker import WorkerCancelled
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,22 +70,31 @@ async def ask(pilot, question: str, *, enter: bool = False) -> None:
     await settle(pilot)
 
 
+_SVG_TEXT = re.compile(r'<text class="[^"]*-r\d+" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>')
+# Rich's SVG geometry: a cell is 0.61 x 20 px wide, a line 1.22 x 20 px tall, text sits at +20.
+_CELL_W, _LINE_H, _BASELINE = 20 * 0.61, 20 * 1.22, 20
+
+
 def screen_text(app) -> str:
-    """What the terminal shows, as plain text (the compositor's output, not the DOM)."""
+    """What the terminal shows, as plain text: read back from the app's public screenshot
+    (the compositor's output, modal screens over the one under them), not from the DOM."""
     w, h = app.size
-    console = Console(width=w, height=h, file=io.StringIO(), force_terminal=True, color_system="truecolor",
-                      record=True, legacy_windows=False, safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console.export_text()
+    rows = [[" "] * w for _ in range(h)]
+    for x, y, text in _SVG_TEXT.findall(app.export_screenshot()):
+        row = round((float(y) - _BASELINE) / _LINE_H)
+        col = round(float(x) / _CELL_W)
+        if not 0 <= row < h:
+            continue
+        for ch in html.unescape(text).replace("\xa0", " "):
+            if col < w:
+                rows[row][col] = ch
+            col += max(1, cell_len(ch))
+    return "\n".join("".join(r).rstrip() for r in rows)
 
 
 def screen_segments_text(app) -> str:
-    """Every character the compositor would send, styles dropped; for control-char checks."""
-    strips = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    w, h = app.size
-    console = Console(width=w, height=h, file=io.StringIO(), force_terminal=True, record=True)
-    console.print(strips)
-    return console.export_text(styles=False)
+    """Every character the screen would show, for control-character checks (same source)."""
+    return screen_text(app)
 
 
 def add_flawed_note(fleet: Path) -> Path:

@@ -1,0 +1,87 @@
+"""Start-up cannot race: the panes are mounted before any answer is shown, and the status
+line reaches its ready state, with the index's figures, whether the index was built or found.
+
+The loop launches the real app 200 times on one real fleet, with the index load made to
+finish after a random few milliseconds (sometimes before the screen has composed, sometimes
+after), and a question typed at a random moment. Under the old order (the load started by
+the app before its screen mounted) this crashed with NoMatches or stuck on "indexing".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+from engine import Memory
+from kbtui.app import KbApp
+from kbtui.verdict_bar import VerdictBar
+from conftest import copy_demo
+from tui_support import make_app, ready
+
+LAUNCHES = 200
+
+
+def _status(app) -> str:
+    return app.main.query_one(VerdictBar).content.plain
+
+
+def test_the_status_line_is_ready_with_the_index_figures_whether_built_or_found(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+
+    async def launch() -> tuple[str, str]:
+        app = make_app(fleet)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            return _status(app), str(app.main.query_one("#question").border_title)
+
+    built, title = asyncio.run(launch())  # first launch: the copy has no index yet
+    found, _ = asyncio.run(launch())  # second: the index is found on disk
+    assert title == "Atrium: 11 entries, 3 agents"
+    for status in (built, found):
+        assert "ready:" in status and "chunks" in status, status
+        assert "indexing" not in status
+    assert "indexed now" in built and "index up to date" in found
+
+
+def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    Memory(fleet).snapshot()  # the index exists: the load is fast, so it can beat the screen
+    rng = random.Random(15)
+    problems: list[str] = []
+
+    async def once(i: int) -> None:
+        memory = Memory(fleet)
+        real = memory.snapshot
+        delay = rng.choice((0.0, 0.0, 0.001, 0.003, 0.008))
+
+        def snapshot(*a, **kw):
+            time.sleep(delay)  # the load worker finishes at a random moment of the start-up
+            return real(*a, **kw)
+
+        memory.snapshot = snapshot
+        app = KbApp(memory, stable=True, watch=False)
+        type_at = rng.choice((None, 0.0, 0.002, 0.01))
+        async with app.run_test(size=rng.choice(((80, 24), (120, 40)))) as pilot:
+            if type_at is not None:
+                await asyncio.sleep(type_at)
+                await pilot.press("p")
+            deadline = time.monotonic() + 5
+            while app.loaded is None or app.main.answer is None and type_at is not None:
+                if time.monotonic() > deadline:
+                    problems.append(f"launch {i}: stuck ({_status(app)!r})")
+                    return
+                await pilot.pause(0.002)
+            await pilot.pause()
+            status = _status(app)
+            if "indexing" in status:
+                problems.append(f"launch {i}: status still says {status!r}")
+            if type_at is None and "ready:" not in status:
+                problems.append(f"launch {i}: status is {status!r}, not ready")
+
+    async def run_all() -> None:
+        for i in range(LAUNCHES):
+            await once(i)
+
+    asyncio.run(run_all())
+    assert not problems, problems[:5]
