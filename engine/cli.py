@@ -14,7 +14,7 @@ from typing import Any
 
 # Stage modules that add verbs (`register(subparsers)`) and/or `kb route` options
 # (`add_route_options(parser)` + `route_kwargs(args)`). Imported only when `kb` starts.
-STAGE_CLI_MODULES = ("engine.purpose.cli", "engine.rerank.cli", "engine.whocli", "engine.misscli", "engine.benchcli")
+STAGE_CLI_MODULES = ("engine.purpose.cli", "engine.rerank.cli", "engine.whocli", "engine.misscli", "engine.benchcli", "engine.labelcli")
 
 
 def _stage_modules() -> list[Any]:
