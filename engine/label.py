@@ -209,6 +209,7 @@ def propose(
     reason = "thin label" if existing else "no label"
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []
+    common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
 
     def offer(key: str, source: str) -> None:
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
@@ -216,6 +217,10 @@ def propose(
             return
         sig = tuple(terms(key))
         if sig in taken:
+            return
+        # One word that a tenth of the fleet uses ("widgets", "app") would catch every
+        # question holding it, whatever it asks: it is proposed only inside a phrase.
+        if len(sig) == 1 and stats.n > 1 and stats.word_df[sig[0]] > common:
             return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
@@ -233,7 +238,6 @@ def propose(
     for q in miss_questions:
         offer(" ".join(terms(q)), "miss log")
     hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title]
-    common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
     # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
     hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
     for h in hs[:MAX_HEADINGS]:
