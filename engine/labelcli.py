@@ -122,7 +122,10 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
                 continue
             target = copy / rel_root[np.base] / np.proposal.relpath
             try:
-                target.write_bytes(apply(target.read_bytes(), np.proposal, merge=True))
+                data = target.read_bytes()
+                if target.is_symlink():  # the copy's link still points at the reader's file
+                    target.unlink()
+                target.write_bytes(apply(data, np.proposal, merge=True))
             except (OSError, ValueError):
                 continue
         paths = [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]
