@@ -59,6 +59,11 @@ def cmd_route(args, stage_kwargs: dict[str, Any]) -> int:
         print(json_line(answer.to_json()))
     elif args.hybrid or stage_kwargs:
         print(route_hybrid(answer, args.top))
+    elif answer.indexed.entries == 0:
+        # No note carries a label: the text reading list is all there is, so it is the answer.
+        print("no note here has a Search for: line yet, so this is the full-text reading list "
+              "(never a HIT until labelled): kb label PATH proposes labels")
+        print(route_hybrid(answer, args.top))
     else:
         print(route_keywords(answer, args.top))
     return 0
