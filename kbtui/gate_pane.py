@@ -44,7 +44,9 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     row("floor", f"floor_for({n}) = {FLOOR_FRACTION:.4f} × {W_KEYWORD:g} × {iu:.4f} = ", (f"{floor:.2f}", "bold"))
     note(f"{SCORE_FLOOR:g} was measured at {FLOOR_CALIBRATED_AT} entries; the floor keeps that share "
          f"({FLOOR_FRACTION:.1%}) of what one unique key scores, at every size")
-    if top <= 0:
+    if top <= 0 and n == 0:
+        row("top score", ("0.00", "bold"), ": no note has a label, so no key could score")
+    elif top <= 0:
         row("top score", ("0.00", "bold"), ": no label shares a word with the question, and a zero clears no floor")
     elif top >= floor:
         row("top score", (f"{top:.2f}", "bold"), f" ≥ {floor:.2f}: clears the floor by {top - floor:.2f}"
@@ -64,7 +66,10 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     if n < MIN_ENTRIES_TO_ROUTE:
         row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}:",
             (" below it, a guess at most", "bold"))
-        note("with one entry every key weighs the same: there is no ruler yet")
+        if n == 0:
+            note("with no entries there is nothing to weigh: no note has a label yet (kb label proposes labels)")
+        else:
+            note("with one entry every key weighs the same: there is no ruler yet")
     else:
         row("minimum", f"MIN_ENTRIES_TO_ROUTE = {MIN_ENTRIES_TO_ROUTE}; this fleet has {n}, so a hit is allowed")
     if g.ranked_by_text_only:

@@ -1,0 +1,57 @@
+"""The reading room on a plain folder with no labels: no pane claims arithmetic about labels
+that do not exist ("top 0.00 < floor 0.00"), words it never read, or "one entry" at none."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import pytest_textual_snapshot as pts
+
+from tests.tui_support import REPO, ask, make_app, ready, screen_text, settle
+
+
+def plain_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "widgets.md").write_text("# Widgets\n\nHow to make a widget scroll: set overflow to auto.\n")
+    (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n")
+    return root
+
+
+def test_zero_entries_make_no_false_claims(tmp_path):
+    async def go():
+        app = make_app(plain_folder(tmp_path))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how do I make a widget scroll")
+            assert app.main.answer.indexed.entries == 0
+            text = screen_text(app)
+            assert "floor 0.00" not in text and "top 0.00" not in text
+            assert "no note has a label yet" in text  # the verdict bar says why there is no verdict
+            assert "holds these words" not in text  # widgets.md holds them: it was never read
+            assert "one entry" not in text
+            assert "kb label" in text
+            assert "widgets.md" in text  # the full-text reading list is still there
+    asyncio.run(go())
+
+
+class RepoSnapshots(pts.SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        return str(REPO / "snapshots" / test_location.basename)
+
+
+@pytest.fixture(autouse=True)
+def _snapshots_in_repo(monkeypatch):
+    monkeypatch.setattr(pts, "SVGImageExtension", RepoSnapshots)
+
+
+def test_first_run_snapshot(snap_compare, tmp_path):
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press(*"how do I make a widget scroll")
+        await settle(pilot)
+
+    assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)
