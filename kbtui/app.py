@@ -41,6 +41,8 @@ class KbApp(App):
         Binding("f3", "show('check')", "Check", id="app.check"),
         Binding("f4", "show('misses')", "Misses", id="app.misses"),
         Binding("f5", "show('roster')", "Roster", id="app.roster"),
+        # Hidden from the footer: every snapshot's footer would move for a screen used once per folder.
+        Binding("f8", "show('labels')", "Labels", id="app.labels", show=False),
         Binding("f7", "next_purpose", "Purpose", id="app.purpose"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
@@ -207,6 +209,10 @@ class KbApp(App):
             self.push_screen(MissesScreen())
         elif name == "roster":
             self.push_screen(RosterScreen())
+        elif name == "labels":
+            from .labels_screen import LabelsScreen
+
+            self.push_screen(LabelsScreen())
         elif name == "main":
             pass
 

@@ -12,6 +12,7 @@ _COMMANDS = (
     ("Check: grade the notes' labels", "kb check findings; Enter opens the line (F3)", "show('check')"),
     ("Misses: the recall-loss log", "kb-misses.txt, most asked first (F4)", "show('misses')"),
     ("Roster: who each agent is", "agent.txt of every base (F5)", "show('roster')"),
+    ("Labels: propose keys for unlabelled notes", "accept, edit or drop each key; see the effect; write (F8)", "show('labels')"),
     ("Pane: reading list", "the fused reading list", "pane('reading')"),
     ("Pane: keywords", "the keyword ranking and its arithmetic", "pane('keywords')"),
     ("Pane: gate", "the floor arithmetic with this fleet's numbers", "pane('gate')"),

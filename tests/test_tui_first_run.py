@@ -55,3 +55,40 @@ def test_first_run_snapshot(snap_compare, tmp_path):
         await settle(pilot)
 
     assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)
+
+
+def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path):
+    async def go():
+        root = plain_folder(tmp_path)
+        (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n\n## Snapshot tests\n\n"
+                                         "Snapshot tests compare screens. Snapshot tests need pytest.\n")
+        original = (root / "testing.md").read_bytes()
+        app = make_app(root)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await ready(pilot)
+            await pilot.press("f8")
+            await settle(pilot)
+            screen = app.screen
+            assert type(screen).__name__ == "LabelsScreen"
+            ids = [np.id for np in screen.proposals]
+            assert ids == ["notes/testing.md", "notes/widgets.md"]
+            first_key = screen.keys["notes/testing.md"][0][0]
+            screen.query_one("#labels-keys").focus()
+            await pilot.press("space")  # drop the first key
+            await pilot.press("w")  # refused: the effect of these keys was not shown
+            await settle(pilot)
+            assert (root / "testing.md").read_bytes() == original
+            assert "press x first" in screen_text(app)
+            await pilot.press("x")
+            await settle(pilot)
+            assert "miss log:" in screen_text(app)
+            await pilot.press("w")
+            await settle(pilot)
+            new = (root / "testing.md").read_bytes()
+            kept = [k for k, _, keep in screen.keys["notes/testing.md"] if keep]
+            assert first_key not in kept
+            head = b"# Testing\n"
+            assert new.startswith(head + b"\nSearch for: " + ", ".join(kept).encode() + b"\n")
+            assert new.endswith(original[len(head):])  # the rest of the note, byte for byte
+            assert (root / "widgets.md").read_bytes().count(b"Search for") == 0
+    asyncio.run(go())
