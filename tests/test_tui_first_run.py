@@ -92,3 +92,34 @@ def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp
             assert new.endswith(original[len(head):])  # the rest of the note, byte for byte
             assert (root / "widgets.md").read_bytes().count(b"Search for") == 0
     asyncio.run(go())
+
+
+def test_misses_screen_applies_the_alias_line_after_showing_what_it_turns_into_hits(tmp_path):
+    from tests.tui_support import demo_copy
+
+    async def go():
+        fleet = demo_copy(tmp_path)
+        (fleet / "kb-misses.txt").write_text(
+            "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back\n    looked like: (nothing)\n")
+        aliases = fleet / "kb-aliases.txt"
+        aliases.write_text("# aliases\nproducao = production")  # no final newline: one is added, nothing changed
+        before = aliases.read_bytes()
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("f4")
+            await settle(pilot)
+            review = app.screen.entries[0]
+            assert review.proposal is not None
+            line = review.proposal.line
+            await pilot.press("a")
+            await settle(pilot)
+            text = screen_text(app)
+            assert "turns 1 of 1 logged question(s) into hits" in text
+            assert aliases.read_bytes() == before  # shown, not written
+            await pilot.press("a")
+            await settle(pilot)
+            after = aliases.read_bytes()
+            assert after == before + b"\n" + line.encode() + b"\n"
+            assert "wrote" in screen_text(app)
+    asyncio.run(go())
