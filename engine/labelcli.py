@@ -67,6 +67,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
     """Every proposal across the fleet's bases, the miss log's questions placed on the note
     their text search lands on first."""
     from .label import fleet_stats, propose
+    from .notes import is_map_file
     from .textindex import list_notes
 
     files: dict[tuple[str, str], bytes] = {}
@@ -88,6 +89,8 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
     roots = {b.name: b.root for b in fleet.bases}
     out = []
     for (base, rel), data in sorted(files.items()):
+        if is_map_file(rel):
+            continue  # a map is a reading list for people; the catalogue never reads its label
         p = propose(rel, data, stats, landed.get(f"{base}/{rel}", []))
         if p is not None:
             out.append(NoteProposal(base, roots[base], p))
