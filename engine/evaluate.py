@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import KbError
+from .textfile import read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
 
@@ -85,7 +86,7 @@ class EvalReport:
 def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except FileNotFoundError:
         raise KbError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:

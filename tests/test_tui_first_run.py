@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_textual_snapshot as pts
 
-from tests.tui_support import REPO, ask, make_app, ready, screen_text, settle
+from tui_support import REPO, ask, make_app, ready, screen_text, settle
 
 
 def plain_folder(tmp_path: Path) -> Path:
@@ -95,10 +95,10 @@ def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp
 
 
 def test_misses_screen_applies_the_alias_line_after_showing_what_it_turns_into_hits(tmp_path):
-    from tests.tui_support import demo_copy
+    from conftest import copy_demo
 
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         (fleet / "kb-misses.txt").write_text(
             "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back\n    looked like: (nothing)\n")
         aliases = fleet / "kb-aliases.txt"
