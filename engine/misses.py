@@ -31,7 +31,7 @@ MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
     "# kb-misses.txt: questions this fleet could not answer, most useful first by count.\n"
     "# count<TAB>first seen<TAB>last seen<TAB>question, then what the base offered back.\n"
-    "# Private: these are real questions. It is git-ignored; do not commit it.\n"
+    "# Private: these are real questions. Do not commit it; inside a git work tree kb lists it in .git/info/exclude.\n"
 )
 # Tabs as written; any run of blanks as read, because an editor may have turned the tabs
 # into spaces, and a reader that then parsed nothing would let the next write erase the log.
@@ -186,12 +186,13 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
 
 
 def ensure_ignored(path: Path) -> None:
-    """Inside a git work tree, make sure the log (and its lock) are ignored where they land.
+    """Inside a git work tree, make sure the log, its lock and the indexes (`.kb/`) are ignored.
 
     A name already covered by a bare pattern in any .gitignore between here and the work
-    tree's root (or in .git/info/exclude) is left alone; otherwise it is added to a
-    .gitignore beside the log. Best effort: a .gitignore that cannot be written is no reason
-    to lose the miss.
+    tree's root (or in the exclude file) is left alone; otherwise it is added to the work
+    tree's `.git/info/exclude`, which is git's own place for local ignores: no tracked file
+    changes, and nothing appears in `git status`. Best effort: an exclude file that cannot be
+    written (or is a symbolic link, never followed) is no reason to lose the miss.
     """
     d = path.parent.resolve()
     chain = []
@@ -201,26 +202,54 @@ def ensure_ignored(path: Path) -> None:
             break
     else:
         return
-    gi = d / ".gitignore"
-    wanted = [path.name, "." + path.name + ".lock"]
-    try:
-        current = gi.read_text(encoding="utf-8") if gi.exists() else ""
-    except OSError:
+    top = chain[-1]
+    exclude = _exclude_file(top / ".git")
+    if exclude is None:
         return
-    sources = [(current, True)]
-    for parent in chain[1:]:
-        sources.append((_read_quiet(parent / ".gitignore"), False))
-    sources.append((_read_quiet(chain[-1] / ".git" / "info" / "exclude"), False))
-    missing = [w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
+    wanted = [path.name, "." + path.name + ".lock"]
+    sources = [(_read_quiet(p / ".gitignore"), p == d) for p in chain]
+    current = _read_quiet(exclude)
+    sources.append((current, False))
+    under = d.relative_to(top).as_posix()
+    prefix = "/" if under == "." else f"/{under}/"
+    missing = [prefix + w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
+    if not any(line.strip() in (".kb/", ".kb", "**/.kb/") for text, _ in sources for line in text.splitlines()):
+        missing.append(".kb/")
     if missing:
         # A linked .gitignore was read from elsewhere: rewriting it would copy that file's lines
         # into this work tree. Refused, and so is the miss: an unignored log would be committed.
         refuse_links(gi)
         sep = "" if not current or current.endswith("\n") else "\n"
         try:
-            write_atomic(gi, current + sep + "".join(m + "\n" for m in missing))
+            exclude.parent.mkdir(exist_ok=True)
+            if exclude.is_symlink() or exclude.parent.is_symlink():
+                return
+            write_atomic(exclude, current + sep + "".join(m + "\n" for m in missing))
         except OSError:
             pass
+
+
+def _exclude_file(dot_git: Path) -> Path | None:
+    """The exclude file git reads for this work tree: `.git/info/exclude`, or for a linked
+    work tree (`.git` is a file naming the git dir) the common dir's. None when unclear."""
+    try:
+        if dot_git.is_symlink():
+            return None
+        if dot_git.is_dir():
+            return dot_git / "info" / "exclude"
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
+    common = gitdir
+    try:
+        rel = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        common = (gitdir / rel).resolve()
+    except OSError:
+        pass
+    return common / "info" / "exclude"
 
 
 def _read_quiet(p: Path) -> str:

@@ -134,7 +134,10 @@ def route_keywords(a: Answer, top: int) -> str:
 
 def route_hybrid(a: Answer, top: int) -> str:
     lines = header(a) + notices(a) + [""]
-    if a.verdict == "nothing":
+    if a.verdict == "nothing" and a.indexed.entries == 0 and a.results:
+        # "The labels do not carry the words" would be false: there are no labels at all.
+        lines += ["  the text scorer found these; no note has a label yet, so none can be a HIT:"]
+    elif a.verdict == "nothing":
         lines += nothing_block(a)
         if a.results:
             lines += ["", "  the text scorer alone found these; no label vouches for them:"]
@@ -155,6 +158,9 @@ def route_hybrid(a: Answer, top: int) -> str:
     return "\n".join(lines)
 
 
+UNREACHABLE_LISTED = 10  # unlabelled files listed by name when most of a base is unlabelled
+
+
 def index_report(r: IndexReport, base_root: str = "") -> str:
     head = (
         f"{printable(r.base)}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
@@ -165,8 +171,15 @@ def index_report(r: IndexReport, base_root: str = "") -> str:
     if r.rebuilt:
         lines.append(f"  {INDEX_REBUILT}")
     if r.unreachable:
-        lines.append(f"  {len(r.unreachable)} file(s) with no Search for: line; no question can reach them:")
-        lines += [f"    {printable(p)}" for p in r.unreachable]
+        # The text search reaches them; only the verdict, the owner and the gate need a label.
+        n = len(r.unreachable)
+        lines.append(f"  {n} file(s) with no Search for: line: reached by full text only, never a HIT until "
+                     "labelled (kb label proposes labels):")
+        # Most of a plain folder lacks labels: a list of every file would bury the rest.
+        shown = r.unreachable if n <= UNREACHABLE_LISTED or 2 * n <= r.files else r.unreachable[:UNREACHABLE_LISTED]
+        lines += [f"    {printable(p)}" for p in shown]
+        if len(shown) < n:
+            lines.append(f"    ... and {n - len(shown)} more (kb check --all lists every one)")
     if r.skipped:
         lines.append(f"  {len(r.skipped)} file(s) skipped:")
         lines += [f"    {printable(s)}" for s in r.skipped]

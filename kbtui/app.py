@@ -35,10 +35,11 @@ def screen_class(name: str):
     """The screens the F-keys and the palette name, imported when first shown."""
     from .check_screen import CheckScreen
     from .eval_screen import EvalScreen
+    from .labels_screen import LabelsScreen
     from .misses_screen import MissesScreen
     from .roster_screen import RosterScreen
 
-    return {s.NAME: s for s in (EvalScreen, CheckScreen, MissesScreen, RosterScreen)}[name]
+    return {s.NAME: s for s in (EvalScreen, CheckScreen, MissesScreen, RosterScreen, LabelsScreen)}[name]
 
 
 class KbApp(App):
@@ -56,6 +57,8 @@ class KbApp(App):
         Binding("f4", "show('misses')", "Misses", show=False, id="app.misses"),
         Binding("f5", "show('roster')", "Roster", show=False, id="app.roster"),
         Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
+        # Hidden from the footer: a screen used once per folder (also in the palette).
+        Binding("f8", "show('labels')", "Labels", show=False, id="app.labels"),
     ]
     COMMANDS = App.COMMANDS | {KbCommands}
 

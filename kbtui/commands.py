@@ -18,6 +18,8 @@ def _rows() -> tuple[tuple[str, str, str], ...]:
         ("Check: grade the notes' labels", "kb check findings; Enter opens the line (F3)", "show('check')"),
         ("Misses: the recall-loss log", "kb-misses.txt, most asked first (F4)", "show('misses')"),
         ("Roster: who each agent is", "agent.txt of every base (F5)", "show('roster')"),
+        ("Labels: propose keys for unlabelled notes", "accept, edit or drop each key; see the effect; write (F8)",
+         "show('labels')"),
     )
     panes = tuple((f"Pane: {p.TITLE.split(' (')[0].lower()}", p.HELP, f"pane('{p.NAME}')") for p in PANES)
     purposes = (("Purpose: off", "the plain fused order (RRF; F7 cycles on the main screen)", "purpose('off')"),) + tuple(

@@ -47,7 +47,9 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     fl = terms["floor"]
     row("floor", f"{fl.formula} = ", (f"{floor:.2f}", "bold"))
     note(fl.note)
-    if top <= 0:
+    if top <= 0 and n == 0:
+        row("top score", ("0.00", "bold"), ": no note has a label, so no key could score")
+    elif top <= 0:
         row("top score", ("0.00", "bold"), ": no label shares a word with the question, and a zero clears no floor")
     elif top >= floor:
         row("top score", (f"{top:.2f}", "bold"), f" ≥ {floor:.2f}: clears the floor by {top - floor:.2f}"
@@ -67,7 +69,10 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     mn = terms["minimum"]
     if n < mn.value:
         row("minimum", f"{mn.formula}; this fleet has {n}:", (" below it, a guess at most", "bold"))
-        note(mn.note)
+        if n == 0:
+            note("with no entries there is nothing to weigh: no note has a label yet (kb label proposes labels)")
+        else:
+            note(mn.note)
     else:
         row("minimum", f"{mn.formula}; this fleet has {n}, so a hit is allowed")
     if g.ranked_by_text_only:

@@ -128,6 +128,10 @@ class KeywordPane(Pane):
         terms = self.query_one("#keyword-terms", Static)
         if answer.keyword:
             terms.update(terms_view(answer.keyword[0]))
+        elif answer.indexed.entries == 0:
+            # Titles and file names count only on labelled notes: none are, so nothing was read.
+            terms.update(Text("no note has a Search for: line yet, so the keyword scorer read nothing; "
+                              "the reading list is full text only (kb label proposes labels)", style="dim"))
         elif answer.terms:
             terms.update(Text("no label, title, file name or purpose holds these words: "
                               + ", ".join(one_line(x) for x in answer.terms), style="dim"))

@@ -20,7 +20,10 @@ from .table_screen import TableScreen
 class MissesScreen(TableScreen):
     NAME, TITLE = "misses", "Misses"
     COLUMNS = (("count", "count", 5), ("first seen", "first", 10), ("last seen", "last", 10), ("question", "question", None))
-    BINDINGS = [Binding("r", "reload", "Reload", id="misses.reload")]
+    BINDINGS = [
+        Binding("r", "reload", "Reload", id="misses.reload"),
+        Binding("a", "apply_alias", "Apply alias", id="misses.apply"),
+    ]
 
     def load(self) -> None:
         self.entries: list = []
@@ -90,6 +93,45 @@ class MissesScreen(TableScreen):
             t.append(one_line(a) + "\n", style="italic dim")
         t.append("Enter asks it again (without counting it)", style="dim")
         return t
+
+    def action_apply_alias(self) -> None:
+        """First a: which logged questions the proposed line turns into hits. Second a: write it."""
+        row = self.query_one(DataTable).cursor_row
+        if not self.entries or row is None or getattr(self.entries[row], "proposal", None) is None:
+            return
+        line = self.entries[row].proposal.line
+        if getattr(self, "_alias_shown", None) == line:
+            self._alias_shown = None
+            self._apply_alias(line)
+        else:
+            self._alias_shown = line
+            self._alias_effect(line)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="alias effect")
+    def _alias_effect(self, line: str) -> None:
+        from engine.aliasapply import alias_effect
+
+        effects = alias_effect(self.app.memory, line, [r.entry.question for r in self.entries])
+        t = Text()
+        t.append(one_line(line) + "\n", style="bold")
+        hits = [e for e in effects if e.verdict_with == "hit" and e.verdict_before != "hit"]
+        t.append(f"turns {len(hits)} of {len(effects)} logged question(s) into hits:\n")
+        for e in hits[:8]:
+            t.append(f"  {one_line(e.question)} -> {one_line(e.top_with or '')}\n")
+        t.append("a again writes it to kb-aliases.txt, only if it is true", style="bold")
+        self.app.call_from_thread(self.detail.update, t)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="write alias")
+    def _apply_alias(self, line: str) -> None:
+        from engine.aliasapply import append_alias
+
+        try:
+            wrote = append_alias(self.app.memory.fleet.aliases_path, line)
+            msg = Text(f"wrote {one_line(line)} to kb-aliases.txt" if wrote else "that line is in kb-aliases.txt already",
+                       style="bold")
+        except OSError as e:
+            msg = Text(f"not written: {one_line(str(e))}", style="bold red")
+        self.app.call_from_thread(self.detail.update, msg)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and self.entries:

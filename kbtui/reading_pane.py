@@ -60,9 +60,16 @@ def result_prompt(r, top_fused: int | None = None) -> Group:
 def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
     """The miss reply: the refusal, the look-alike keys, the limit, and whether it was logged."""
     t = Text()
-    t.append(NOTHING_HEAD + " ", style="bold")
-    t.append(NOTHING_WHY + "\n")
-    if answer.suggestions:
+    if answer.indexed.entries == 0:
+        # There are no Search for lines to blame: the list below is the whole answer for now.
+        t.append("no note has a label yet: ", style="bold")
+        t.append("the files below are the full-text reading list, never a hit. kb label proposes labels.\n")
+    else:
+        t.append(NOTHING_HEAD + " ", style="bold")
+        t.append(NOTHING_WHY + "\n")
+    if answer.indexed.entries == 0:
+        pass  # no labels, so no key to be spelled like the question
+    elif answer.suggestions:
         t.append(SUGGEST_LEAD + "\n")
         t.append("  " + ", ".join(one_line(s) for s in answer.suggestions) + "\n", style="bold")
         t.append(" ".join(LIMIT_NOTE) + "\n", style="italic dim")

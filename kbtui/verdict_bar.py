@@ -41,6 +41,12 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
         t.append("no owner  ", style="dim")
         if answer.agent.chosen_by == "classifier" and answer.agent.coverage:
             t.append(f"(classifier) {one_line(answer.agent.coverage)}  ", style="italic")
+    if answer.indexed.entries == 0:
+        # "top 0.00 < floor 0.00" would be arithmetic about labels that do not exist.
+        t.append("no note has a label yet: full text only, never a hit (kb label proposes labels)", style="dim")
+        if show_timing:
+            t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
+        return t
     t.append("top ", style="dim")
     t.append(f"{top:.2f}", style="bold")
     t.append(" ≥ " if top >= floor and top > 0 else " < ", style="dim")

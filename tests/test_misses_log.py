@@ -257,7 +257,13 @@ def test_the_log_is_git_ignored_where_it_lands(tmp_path):
     assert _git(repo, "check-ignore", "-q", "fleet/.kb-misses.txt.lock").returncode == 0
     status = _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
     assert "kb-misses" not in status
-    assert stat.S_IMODE((demo / ".gitignore").stat().st_mode) == 0o644  # an ordinary file, not mkstemp's 0600
+    # Through git's own local exclude file: no .gitignore written, no tracked file changed.
+    assert not (demo / ".gitignore").exists()
+    exclude = repo / ".git" / "info" / "exclude"
+    assert "/fleet/kb-misses.txt\n" in exclude.read_text()
+    assert stat.S_IMODE(exclude.stat().st_mode) == 0o644  # an ordinary file, not mkstemp's 0600
+    assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
+    assert ".kb" not in status
 
 
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):

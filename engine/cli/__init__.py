@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from .. import benchcli
+from .. import benchcli, labelcli
 from ..errors import KbError
 from ..evaluate import run_eval
 from ..memory import Memory
@@ -40,6 +40,11 @@ def cmd_route(args) -> int:
     if args.json:
         print(json_line(answer.to_json()))
     elif args.hybrid or stages:
+        print(route_hybrid(answer, args.top))
+    elif answer.indexed.entries == 0:
+        # No note carries a label: the text reading list is all there is, so it is the answer.
+        print("no note here has a Search for: line yet, so this is the full-text reading list "
+              "(never a HIT until labelled): kb label PATH proposes labels")
         print(route_hybrid(answer, args.top))
     else:
         print(route_keywords(answer, args.top))
@@ -96,6 +101,7 @@ VERBS: tuple[Callable[[Any], Any], ...] = (
     rerank.add_model,
     rerank.add_rerank,
     benchcli.register,
+    labelcli.register,
 )
 
 

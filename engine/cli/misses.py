@@ -37,6 +37,8 @@ def add_check(sub) -> None:
     ck.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     ck.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
     ck.add_argument("--json", action="store_true", help="one line of JSON")
+    ck.add_argument("--all", action="store_true",
+                    help="list every note without a label, even when most of a base has none")
     ck.set_defaults(func=cmd_check)
 
 
@@ -126,12 +128,41 @@ def cmd_check(args) -> int:
             "findings": [f.to_json() for f in findings],
         }))
     else:
+        folded = {} if args.all else fold_unlabelled(fleet, findings)
         for f in findings:
+            if f.base in folded and f.code == "E02":
+                continue
             print(f"{printable(f.where)}: {f.code} {f.severity}: {printable(f.message)}")
+        for base, (count, notes) in folded.items():
+            print(f"{printable(base)}: E02 error: {count} of {notes} notes have no Search for: line; the text "
+                  "search reaches them, but none can be a HIT until labelled: kb label proposes labels "
+                  "(kb check --all lists them)")
         n = len(fleet.bases)
         verdict = "clean" if not findings else (
             f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
         )
+        hidden = sum(c for c, _ in folded.values())
+        if hidden:
+            verdict = verdict.replace(f"{errors} error{'s' if errors != 1 else ''}",
+                                      f"{errors} errors ({hidden} of them the unlabelled notes folded above)", 1)
         print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
     return 1 if errors or (args.strict and warnings) else 0
 
+
+def fold_unlabelled(fleet, findings) -> dict[str, tuple[int, int]]:
+    """Bases where most notes lack a label: {base: (unlabelled, notes)}. One error per note
+    there would bury the real findings (a broken link) under a plain folder's first run."""
+    from ..textindex import list_notes
+
+    by_base: dict[str, int] = {}
+    for f in findings:
+        if f.code == "E02":
+            by_base[f.base] = by_base.get(f.base, 0) + 1
+    out = {}
+    for b in fleet.bases:
+        count = by_base.get(b.name, 0)
+        if count > 1:
+            notes = len(list_notes(b.root)[0])
+            if 2 * count > notes:
+                out[b.name] = (count, notes)
+    return out

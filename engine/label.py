@@ -1,0 +1,310 @@
+"""Proposing labels for notes that have none, or a thin one, from the notes themselves.
+
+Pure functions: text in, proposals out; nothing here reads or writes a file (engine/labelcli.py
+does). A key is drawn from the note's title, its headings, its file name, the words and two-
+or three-word phrases that set it apart from the rest of the fleet (tf x idf over every note's
+prose, so a word every note has is never proposed), and the questions of the miss log whose
+text search lands on it. Every key says where it came from. The words are the note's own, so
+they are in the note's language.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from .normalize import terms, words
+from .notes import parse_note
+
+THIN_BELOW = 12  # W06: a label under this many keys is thin and gets proposals too
+MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
+MAX_HEADINGS = 6
+MAX_PHRASES = 4
+MAX_WORDS = 6
+MAX_PURPOSE_CHARS = 160
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+# Lines that are not prose: tables, html, admonitions, link references, images, front matter.
+_NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
+# Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
+_INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+@dataclass(frozen=True)
+class ProposedKey:
+    key: str
+    source: str  # title | heading | file name | phrase | word | miss log
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    relpath: str
+    title: str
+    reason: str  # "no label" | "thin label"
+    existing: tuple[str, ...]  # the keys already written, kept as they are
+    keys: tuple[ProposedKey, ...]
+    purpose: str | None  # a proposed `Exists to:` text, when the note has none
+    digest: str  # sha256 of the bytes the proposal was made from: a changed note is refused
+    can_write: bool = True
+    why_not: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def label_line(self) -> str:
+        return "Search for: " + ", ".join(k.key for k in self.keys)
+
+    @property
+    def purpose_line(self) -> str | None:
+        return f"Exists to: {self.purpose}" if self.purpose else None
+
+    def to_json(self) -> dict:
+        return {
+            "note": self.relpath,
+            "title": self.title,
+            "reason": self.reason,
+            "existing": list(self.existing),
+            "keys": [k.to_json() for k in self.keys],
+            "purpose": self.purpose,
+            "label_line": self.label_line,
+            "purpose_line": self.purpose_line,
+            "can_write": self.can_write,
+            "why_not": self.why_not,
+        }
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def searchable(key: str) -> bool:
+    """W07's rule, asked before proposing: a key must survive the stopwords as written. One that
+    collapses to nothing, or to one word of several, is never proposed."""
+    kept = terms(key)
+    if not kept:
+        return False
+    return len(kept) > 1 or kept[0] == " ".join(words(key))
+
+
+def prose_lines(text: str) -> list[str]:
+    """The note's prose: no code blocks, no headings, no tables, html or front matter."""
+    out, in_fence, lines = [], False, text.splitlines()
+    start = 0
+    if lines and lines[0].strip() == "---":  # YAML front matter
+        for i in range(1, len(lines)):
+            if lines[i].strip() == "---":
+                start = i + 1
+                break
+    for line in lines[start:]:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or _HEADING.match(line) or _NOT_PROSE.match(line):
+            continue
+        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", line)))
+    return out
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    out, in_fence = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        m = None if in_fence else _HEADING.match(line)
+        if m:
+            out.append((len(m.group(1)), m.group(2).rstrip().rstrip("#").strip()))
+    return out
+
+
+def _phrases(ws: list[str]) -> list[str]:
+    """Two- and three-word runs of terms standing next to each other in the prose."""
+    out = []
+    for n in (2, 3):
+        for i in range(len(ws) - n + 1):
+            run = ws[i:i + n]
+            if all(w for w in run) and len(set(run)) == n:  # None marks a stopword or a line break between terms
+                out.append(" ".join(run))
+    return out
+
+
+def _term_stream(lines: list[str]) -> list[str | None]:
+    """Folded words with stopwords and line breaks as None, so a phrase never spans either."""
+    from .stopwords import STOPWORDS
+
+    out: list[str | None] = []
+    for line in lines:
+        for w in words(line):
+            out.append(w if len(w) > 1 and w not in STOPWORDS and not w.isdigit() else None)
+        out.append(None)
+    return out
+
+
+@dataclass
+class FleetStats:
+    """Document frequencies of words and phrases over every note's prose."""
+
+    n: int
+    word_df: Counter
+    phrase_df: Counter
+
+    def idf(self, df: int) -> float:
+        return math.log((self.n + 1) / (df + 0.5))
+
+
+def fleet_stats(texts: dict[str, str]) -> FleetStats:
+    word_df: Counter = Counter()
+    phrase_df: Counter = Counter()
+    for text in texts.values():
+        stream = _term_stream(prose_lines(text))
+        # Heading words count too: "Syntax" heading every style note is common, prose or not.
+        word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
+        phrase_df.update(set(_phrases(stream)))
+    return FleetStats(len(texts), word_df, phrase_df)
+
+
+def first_sentence(text: str) -> str | None:
+    """The note's first sentence of prose, as a proposed purpose; None when it has no prose."""
+    para: list[str] = []
+    for line in prose_lines(text):
+        s = line.strip()
+        if not s:
+            if para:
+                break
+            continue
+        if re.match(r"^([-*+]|\d+\.)\s", s) and not para:
+            continue  # a list before any paragraph is navigation, not a statement of purpose
+        para.append(s)
+    if not para:
+        return None
+    joined = " ".join(para)
+    sentence = _SENTENCE_END.split(joined, maxsplit=1)[0].strip()
+    sentence = re.sub(r"[`*_]", "", sentence)
+    if len(sentence) > MAX_PURPOSE_CHARS:
+        sentence = sentence[:MAX_PURPOSE_CHARS].rsplit(" ", 1)[0] + " ..."
+    return sentence if terms(sentence) else None
+
+
+def propose(
+    relpath: str,
+    data: bytes,
+    stats: FleetStats,
+    miss_questions: list[str] = (),  # type: ignore[assignment]
+) -> Proposal | None:
+    """The proposal for one note, or None when its label is not thin (12 keys or more)."""
+    text = data.decode("utf-8", errors="replace")
+    note = parse_note(relpath, text)
+    existing = note.keys if note.label_under_title else ()
+    if note.is_entry and len(existing) >= THIN_BELOW:
+        return None
+    reason = "thin label" if existing else "no label"
+    taken = {tuple(terms(k)) for k in existing}
+    keys: list[ProposedKey] = []
+    common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
+
+    def offer(key: str, source: str) -> None:
+        key = " ".join(key.replace(",", " ").replace("`", " ").split())
+        if len(keys) >= MAX_KEYS or not key or not searchable(key):
+            return
+        sig = tuple(terms(key))
+        if sig in taken:
+            return
+        # One word that a tenth of the fleet uses ("widgets", "app") would catch every
+        # question holding it, whatever it asks: it is proposed only inside a phrase.
+        if len(sig) == 1 and stats.n > 1 and stats.word_df[sig[0]] > common:
+            return
+        taken.add(sig)
+        keys.append(ProposedKey(key, source))
+
+    title_words = " ".join(words(note.title)) if note.title else ""
+    if title_words:
+        offer(title_words, "title")
+    stem = PurePosixPath(relpath).stem
+    if stem.lower() not in ("index", "readme"):
+        offer(" ".join(words(stem)), "file name")
+    else:  # an index page is named by its folder
+        parent = PurePosixPath(relpath).parent.name
+        if parent:
+            offer(" ".join(words(parent)), "file name")
+    for q in miss_questions:
+        offer(" ".join(terms(q)), "miss log")
+    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title]
+    # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
+    hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
+    for h in hs[:MAX_HEADINGS]:
+        offer(" ".join(words(h)), "heading")
+
+    stream = _term_stream(prose_lines(text))
+    if stats.n > 1:
+        half = common
+        counts = Counter(_phrases(stream))
+        scored = sorted(
+            ((c * stats.idf(stats.phrase_df[p]), p) for p, c in counts.items()
+             if c >= 2 and stats.phrase_df[p] <= half),
+            key=lambda t: (-t[0], t[1]),
+        )
+        for _, p in scored[:MAX_PHRASES]:
+            offer(p, "phrase")
+        wcounts = Counter(w for w in stream if w)
+        scored_w = sorted(
+            ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
+             if c >= 2 and stats.word_df[w] <= half and not w.isdigit()),
+            key=lambda t: (-t[0], t[1]),
+        )
+        for _, w in scored_w[:MAX_WORDS]:
+            offer(w, "word")
+
+    purpose = None if note.purpose else first_sentence(text)
+    can_write, why_not = True, ""
+    if note.title_line is None:
+        can_write, why_not = False, "no heading to put a label under: give the note a title first"
+    elif note.label_line is not None and not note.label_under_title:
+        can_write, why_not = False, f"a Search for: line stands at line {note.label_line}, not under the title: move it first"
+    if not keys:
+        can_write, why_not = False, why_not or "nothing to propose"
+    return Proposal(relpath, note.title, reason, tuple(existing), tuple(keys), purpose, digest(data),
+                    can_write, why_not)
+
+
+def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
+    """The note's bytes with the proposal written in, and no other byte changed.
+
+    A note without a label gets `Search for:` (and `Exists to:` when proposed) on new lines
+    directly under its title, in the note's own line ending. A note with a label gets the new
+    keys appended to that line, and only with `merge`. Raises ValueError when it cannot be done.
+    """
+    if not proposal.can_write:
+        raise ValueError(proposal.why_not)
+    text = data.decode("utf-8", errors="surrogateescape")
+    note = parse_note(proposal.relpath, text)
+    lines = data.split(b"\n")
+    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    new_keys = ", ".join(k.key for k in proposal.keys).encode("utf-8")
+    if note.label_under_title:
+        if not merge:
+            raise ValueError("it has a label already: --merge adds keys to it, nothing replaces it")
+        i = note.label_line - 1
+        line = lines[i]
+        cr = line.endswith(b"\r")
+        body = line[:-1] if cr else line
+        sep = b", " if note.keys else b" "
+        lines[i] = body.rstrip() + sep + new_keys + (b"\r" if cr else b"")
+        return b"\n".join(lines)
+    i = note.title_line - 1
+    insert = eol + b"Search for: " + new_keys + eol
+    if proposal.purpose and not note.purpose:
+        insert += b"Exists to: " + proposal.purpose.encode("utf-8") + eol
+    # Offset just past the title line's own ending; a title on the last line has none.
+    offset = sum(len(l) + 1 for l in lines[: i + 1])
+    if offset > len(data):  # the title is the last line and has no ending: give it one
+        return data + eol + insert
+    return data[:offset] + insert + data[offset:]

@@ -1,0 +1,300 @@
+"""`kb label PATH`: proposed labels for unlabelled and thin notes, their effect, and writing.
+
+Nothing is written unless `--write` is given. Before anything is written the effect is worked
+out on a private copy of the fleet with every proposal accepted: the gold questions (when a
+gold.tsv sits at the fleet root) graded before and after, the miss log's questions that would
+become hits, and every miss-log or gold question whose owner would change. Writing inserts
+the label under the title and changes no other byte; a note changed since it was read is
+refused, and an existing label is never replaced (`--merge` adds keys to it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import KbError
+
+GOLD_FILE = "gold.tsv"
+
+
+def register(sub) -> None:
+    lp = sub.add_parser(
+        "label",
+        help="propose Search for: lines for notes without a label (or a thin one), show the effect, write when asked",
+    )
+    lp.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    lp.add_argument("--write", nargs="*", metavar="NOTE", default=None,
+                    help="write the proposals (all of them, or only these notes: base/path or a file path)")
+    lp.add_argument("--merge", action="store_true", help="add proposed keys to an existing (thin) label")
+    lp.add_argument("--no-effect", action="store_true", help="skip working out the effect (faster on a big fleet)")
+    lp.add_argument("--json", action="store_true", help="one line of JSON")
+    lp.set_defaults(func=cmd_label)
+
+
+@dataclass
+class NoteProposal:
+    base: str
+    root: Path
+    proposal: object  # engine.label.Proposal
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.proposal.relpath}"
+
+
+@dataclass
+class Effect:
+    gold_before: dict | None = None
+    gold_after: dict | None = None
+    become_hits: list[dict] = field(default_factory=list)
+    owner_changes: list[dict] = field(default_factory=list)
+    misses_asked: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "gold_before": self.gold_before, "gold_after": self.gold_after,
+            "misses_asked": self.misses_asked, "become_hits": self.become_hits,
+            "owner_changes": self.owner_changes,
+        }
+
+
+def collect(fleet, memory=None) -> list[NoteProposal]:
+    """Every proposal across the fleet's bases, the miss log's questions placed on the note
+    their text search lands on first."""
+    from .label import fleet_stats, propose
+    from .notes import is_map_file
+    from .textindex import list_notes
+
+    files: dict[tuple[str, str], bytes] = {}
+    for b in fleet.bases:
+        found, _ = list_notes(b.root)
+        for rel in found:
+            try:
+                files[(b.name, rel)] = (b.root / rel).read_bytes()
+            except OSError:
+                continue  # kb index reports what cannot be read
+    texts = {f"{b}/{r}": d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    stats = fleet_stats(texts)
+    landed: dict[str, list[str]] = {}
+    if memory is not None:
+        for q in _miss_questions(fleet):
+            a = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
+            if a.text:
+                landed.setdefault(a.text[0].id, []).append(q)
+    roots = {b.name: b.root for b in fleet.bases}
+    out = []
+    for (base, rel), data in sorted(files.items()):
+        if is_map_file(rel):
+            continue  # a map is a reading list for people; the catalogue never reads its label
+        p = propose(rel, data, stats, landed.get(f"{base}/{rel}", []))
+        if p is not None:
+            out.append(NoteProposal(base, roots[base], p))
+    return out
+
+
+def _miss_questions(fleet) -> list[str]:
+    from .misses import misses_path, read_log
+
+    try:
+        return [e.question for e in read_log(misses_path(fleet.root))]
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
+    """Ask the same questions of the fleet as it is and of a private copy with every proposal
+    written; nothing under the reader's folder changes."""
+    from .label import apply
+    from .memory import Memory
+
+    eff = Effect()
+    questions = _miss_questions(fleet)
+    gold = fleet.root / GOLD_FILE
+    with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
+        copy = Path(tmp) / fleet.root.name
+        shutil.copytree(fleet.root, copy, symlinks=True,
+                        ignore=shutil.ignore_patterns(".kb", ".git", "kb-misses.txt", ".kb-misses.txt.lock"))
+        rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
+        for np in proposals:
+            if not np.proposal.can_write:
+                continue
+            target = copy / rel_root[np.base] / np.proposal.relpath
+            try:
+                data = target.read_bytes()
+                if target.is_symlink():  # the copy's link still points at the reader's file
+                    target.unlink()
+                target.write_bytes(apply(data, np.proposal, merge=True))
+            except (OSError, ValueError):
+                continue
+        paths = [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]
+        after = Memory(paths)
+        if gold.is_file():
+            eff.gold_before = _grade(memory, gold)
+            eff.gold_after = _grade(after, gold)
+            for qb, qa in zip(eff.gold_before.pop("rows"), eff.gold_after.pop("rows")):
+                if qb["owner"] != qa["owner"]:
+                    eff.owner_changes.append({"question": qb["question"], "from": qb["owner"], "to": qa["owner"],
+                                              "source": "gold"})
+        for q in questions:
+            b = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
+            a = after.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
+            eff.misses_asked += 1
+            if a.verdict == "hit" and b.verdict != "hit":
+                eff.become_hits.append({"question": q, "note": a.keyword_top, "owner": a.agent.name})
+            ob = b.agent.name if b.gate.served else None
+            oa = a.agent.name if a.gate.served else None
+            if ob != oa:
+                eff.owner_changes.append({"question": q, "from": ob, "to": oa, "source": "miss log"})
+    return eff
+
+
+def _grade(memory, gold: Path) -> dict:
+    from .evaluate import run_eval
+
+    r = run_eval(memory, gold, speed=False)
+    ans = r.answerable
+    return {
+        "questions": len(ans),
+        "hit": sum(1 for g in ans if g.verdict == "hit"),
+        "hit_right": sum(1 for g in ans if g.verdict == "hit" and g.keyword_ok),
+        "first_row_right": sum(1 for g in ans if g.file_ok),
+        "rows": [{"question": g.gold.question, "owner": g.owner} for g in r.graded],
+    }
+
+
+def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> tuple[list[str], list[str]]:
+    """Write the chosen proposals; returns (written ids, one-line refusals)."""
+    from .atomic import write_atomic
+    from .label import apply, digest
+
+    chosen = _choose(proposals, wanted)
+    written, refused = [], []
+    for np in chosen:
+        p = np.proposal
+        path = np.root / p.relpath
+        where = f"{path}"
+        if path.is_symlink():
+            refused.append(f"{where}: a symbolic link; label the file it points to instead")
+            continue
+        if p.existing and not merge:
+            refused.append(f"{where}: it has a label of {len(p.existing)} keys; --merge adds the proposed keys to it")
+            continue
+        if not p.can_write:
+            refused.append(f"{where}: {p.why_not}")
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            refused.append(f"{where}: cannot read ({e.strerror})")
+            continue
+        if digest(data) != p.digest:
+            refused.append(f"{where}: changed since it was read; run kb label again")
+            continue
+        try:
+            write_atomic(path, apply(data, p, merge=merge))
+        except ValueError as e:
+            refused.append(f"{where}: {e}")
+            continue
+        except OSError as e:
+            refused.append(f"{where}: cannot write ({e.strerror})")
+            continue
+        written.append(np.id)
+    return written, refused
+
+
+def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NoteProposal]:
+    if not wanted:
+        return list(proposals)
+    by_id = {np.id: np for np in proposals}
+    by_path = {os.path.realpath(np.root / np.proposal.relpath): np for np in proposals}
+    by_rel: dict[str, list[NoteProposal]] = {}
+    for np in proposals:
+        by_rel.setdefault(np.proposal.relpath, []).append(np)
+    out = []
+    for w in wanted:
+        np = by_id.get(w) or by_path.get(os.path.realpath(w))
+        if np is None and len(by_rel.get(w, [])) == 1:
+            np = by_rel[w][0]
+        if np is None:
+            raise KbError(f"{w}: no proposal for this note (it has 12 keys or more, or is not in these bases)")
+        out.append(np)
+    return out
+
+
+def cmd_label(args) -> int:
+    from .fleet import discover
+    from .memory import Memory
+
+    fleet = discover(args.paths)
+    memory = Memory(args.paths)
+    proposals = collect(fleet, memory)
+    eff = None if args.no_effect or not proposals else effect(fleet, memory, proposals)
+    written: list[str] = []
+    refused: list[str] = []
+    if args.write is not None:
+        written, refused = write(proposals, args.write, merge=args.merge)
+    if args.json:
+        from .render import json_line
+
+        print(json_line({
+            "root": str(fleet.root),
+            "proposals": [dict(np.proposal.to_json(), id=np.id) for np in proposals],
+            "effect": eff.to_json() if eff else None,
+            "written": written,
+            "refused": refused,
+        }))
+    else:
+        print(render(proposals, eff, written, refused, wrote=args.write is not None))
+    for r in refused:
+        print(f"kb: {r}", file=sys.stderr)
+    return 1 if refused else 0
+
+
+def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str], refused: list[str],
+           *, wrote: bool) -> str:
+    from .render import printable
+
+    if not proposals:
+        return "kb label: every note has a label of 12 keys or more; nothing to propose"
+    bare = sum(1 for np in proposals if not np.proposal.existing)
+    lines = [f"kb label: {len(proposals)} note(s) to label: {bare} without a label, "
+             f"{len(proposals) - bare} with a thin one (under 12 keys)"]
+    for np in proposals:
+        p = np.proposal
+        lines += ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]
+        if not p.keys:
+            lines.append(f"    nothing to propose{': ' + p.why_not if p.why_not else ''}")
+            continue
+        lines.append(f"    {printable(p.label_line)}")
+        if p.purpose_line:
+            lines.append(f"    {printable(p.purpose_line)}")
+        by_source: dict[str, list[str]] = {}
+        for k in p.keys:
+            by_source.setdefault(k.source, []).append(k.key)
+        lines.append("    from: " + "; ".join(f"{s}: {printable(', '.join(ks))}" for s, ks in by_source.items()))
+        if not p.can_write:
+            lines.append(f"    cannot be written: {p.why_not}")
+    if eff is not None:
+        lines += ["", "effect, with every proposal accepted (worked out on a copy; nothing written for it):"]
+        if eff.gold_before is not None:
+            b, a = eff.gold_before, eff.gold_after
+            lines.append(f"  gold.tsv, {b['questions']} answerable: hit {b['hit']} -> {a['hit']}, "
+                         f"hit on a right note {b['hit_right']} -> {a['hit_right']}, "
+                         f"first row right {b['first_row_right']} -> {a['first_row_right']}")
+        else:
+            lines.append(f"  no {GOLD_FILE} at the fleet root: no graded before and after")
+        lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {len(eff.become_hits)} become hits")
+        for h in eff.become_hits:
+            lines.append(f"    {printable(h['question'])}  -> hit on {printable(h['note'] or '')}")
+        for c in eff.owner_changes:
+            lines.append(f"  owner changes ({c['source']}): {printable(c['question'])}: {c['from']} -> {c['to']}")
+    if wrote:
+        lines += ["", f"wrote {len(written)} note(s)" + (f"; refused {len(refused)} (see below)" if refused else "")]
+    else:
+        lines += ["", "nothing written: kb label PATH --write [NOTE ...] writes them (--merge adds to a thin label)"]
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""The reading room on a plain folder with no labels: no pane claims arithmetic about labels
+that do not exist ("top 0.00 < floor 0.00"), words it never read, or "one entry" at none."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import pytest_textual_snapshot as pts
+
+from tui_support import REPO, ask, make_app, ready, screen_text, settle
+
+
+def plain_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "widgets.md").write_text("# Widgets\n\nHow to make a widget scroll: set overflow to auto.\n")
+    (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n")
+    return root
+
+
+def test_zero_entries_make_no_false_claims(tmp_path):
+    async def go():
+        app = make_app(plain_folder(tmp_path))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how do I make a widget scroll")
+            assert app.main.answer.indexed.entries == 0
+            text = screen_text(app)
+            assert "floor 0.00" not in text and "top 0.00" not in text
+            assert "no note has a label yet" in text  # the verdict bar says why there is no verdict
+            assert "holds these words" not in text  # widgets.md holds them: it was never read
+            assert "one entry" not in text
+            assert "kb label" in text
+            assert "widgets.md" in text  # the full-text reading list is still there
+    asyncio.run(go())
+
+
+class RepoSnapshots(pts.SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        return str(REPO / "snapshots" / test_location.basename)
+
+
+@pytest.fixture(autouse=True)
+def _snapshots_in_repo(monkeypatch):
+    monkeypatch.setattr(pts, "SVGImageExtension", RepoSnapshots)
+
+
+def test_first_run_snapshot(snap_compare, tmp_path):
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press(*"how do I make a widget scroll")
+        await settle(pilot)
+
+    assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)
+
+
+def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path):
+    async def go():
+        root = plain_folder(tmp_path)
+        (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n\n## Snapshot tests\n\n"
+                                         "Snapshot tests compare screens. Snapshot tests need pytest.\n")
+        original = (root / "testing.md").read_bytes()
+        app = make_app(root)
+        async with app.run_test(size=(140, 45)) as pilot:
+            await ready(pilot)
+            await pilot.press("f8")
+            await settle(pilot)
+            screen = app.screen
+            assert type(screen).__name__ == "LabelsScreen"
+            ids = [np.id for np in screen.proposals]
+            assert ids == ["notes/testing.md", "notes/widgets.md"]
+            first_key = screen.keys["notes/testing.md"][0][0]
+            screen.query_one("#labels-keys").focus()
+            await pilot.press("space")  # drop the first key
+            await pilot.press("w")  # refused: the effect of these keys was not shown
+            await settle(pilot)
+            assert (root / "testing.md").read_bytes() == original
+            assert "press x first" in screen_text(app)
+            await pilot.press("x")
+            await settle(pilot)
+            assert "miss log:" in screen_text(app)
+            await pilot.press("w")
+            await settle(pilot)
+            new = (root / "testing.md").read_bytes()
+            kept = [k for k, _, keep in screen.keys["notes/testing.md"] if keep]
+            assert first_key not in kept
+            head = b"# Testing\n"
+            assert new.startswith(head + b"\nSearch for: " + ", ".join(kept).encode() + b"\n")
+            assert new.endswith(original[len(head):])  # the rest of the note, byte for byte
+            assert (root / "widgets.md").read_bytes().count(b"Search for") == 0
+    asyncio.run(go())
+
+
+def test_misses_screen_applies_the_alias_line_after_showing_what_it_turns_into_hits(tmp_path):
+    from conftest import copy_demo
+
+    async def go():
+        fleet = copy_demo(tmp_path / "demo")
+        (fleet / "kb-misses.txt").write_text(
+            "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back\n    looked like: (nothing)\n")
+        aliases = fleet / "kb-aliases.txt"
+        aliases.write_text("# aliases\nproducao = production")  # no final newline: one is added, nothing changed
+        before = aliases.read_bytes()
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("f4")
+            await settle(pilot)
+            review = app.screen.entries[0]
+            assert review.proposal is not None
+            line = review.proposal.line
+            await pilot.press("a")
+            await settle(pilot)
+            text = screen_text(app)
+            assert "turns 1 of 1 logged question(s) into hits" in text
+            assert aliases.read_bytes() == before  # shown, not written
+            await pilot.press("a")
+            await settle(pilot)
+            after = aliases.read_bytes()
+            assert after == before + b"\n" + line.encode() + b"\n"
+            assert "wrote" in screen_text(app)
+    asyncio.run(go())
