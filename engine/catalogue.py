@@ -3,7 +3,9 @@
 Per entry, the exact rules of seed 000:
 - a one-word key scores W_KEYWORD x idf(word) when the question has the word;
 - a multi-word key scores W_PHRASE x mean idf(its words) when its normalised form appears
-  whole in the normalised question, and its words then do not also score as one-word keys;
+  whole in the normalised question; a phrase does not lend its words to the one-word keys,
+  but a one-word key the entry also carries still scores beside the phrase (the seed's 66.88
+  for "how much protein per meal" is two phrases plus `protein` as key, title, stem, purpose);
 - each question word among the title's words adds W_TITLE x idf, among the file name's
   words W_STEM x idf, among the purpose's words W_PURPOSE x idf; these add to the key score.
 idf(w) = ln(1 + N / (1 + df(w))), N the fleet's entries, df(w) the entries whose vocabulary
@@ -169,7 +171,6 @@ class Catalogue:
         scores: dict[int, float] = {}
         matched: dict[int, list[str]] = {}
         parts: dict[int, list[tuple[str, str, float, float]]] = {}
-        consumed: dict[int, set[str]] = {}
         idf_of = self.idf
         for w in unique:
             for i, written, t, padded in self._phrases.get(w, ()):
@@ -186,18 +187,13 @@ class Catalogue:
                 scores[i] += W_PHRASE * mean_idf
                 m.append(written)
                 parts[i].append((written, _PHRASE_WHY, W_PHRASE, mean_idf))
-                c = consumed.get(i)
-                if c is None:
-                    consumed[i] = set(t)
-                else:
-                    c.update(t)
         for w in unique:
             plist = self._postings.get(w)
             if not plist:
                 continue
             idf = idf_of(w)
             for i, is_key, other, mask in plist:
-                if is_key and (i not in consumed or w not in consumed[i]):
+                if is_key:
                     weight = W_KEYWORD + other
                     why = _WHY[mask | _KEY_BIT]
                 elif other:

@@ -427,8 +427,8 @@ class Memory:
             rows, _sent = idx.search(terms, RANK_CANDIDATE_POOL)
             hits.extend(TextHit(name, path, score, hp, body) for path, score, hp, body, _line in rows)
         # BM25 values from separate bases are compared as they are: each base's statistics
-        # are its own, which is the price of an index per agent (see DESIGN.md, "Where users
-        # outgrow one machine").
+        # are its own, which is the price of an index per agent (docs/decisions.md, "Several
+        # bases, one text leg").
         hits.sort(key=lambda h: (h.bm25, h.id))
         return hits[:RANK_CANDIDATE_POOL]
 

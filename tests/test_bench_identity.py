@@ -70,7 +70,6 @@ class OldCatalogue:
         scores: dict[int, float] = defaultdict(float)
         matched: dict[int, list[str]] = defaultdict(list)
         parts: dict[int, list[tuple[str, str, float, float]]] = defaultdict(list)
-        consumed: dict[int, set[str]] = defaultdict(set)
         for w in unique:
             for i, written, t in self._phrases.get(w, ()):
                 if " " + " ".join(t) + " " in joined and written not in matched[i]:
@@ -78,11 +77,11 @@ class OldCatalogue:
                     scores[i] += W_PHRASE * mean_idf
                     matched[i].append(written)
                     parts[i].append((written, f"phrase {W_PHRASE:g}", W_PHRASE, mean_idf))
-                    consumed[i].update(t)
         for w in unique:
             idf = None
             for i, is_key, other in self._postings.get(w, ()):
-                key_weight = W_KEYWORD if is_key and w not in consumed[i] else 0.0
+                # The specification's phrase rule: a one-word key scores beside a phrase holding its word.
+                key_weight = W_KEYWORD if is_key else 0.0
                 weight = key_weight + other
                 if not weight:
                     continue

@@ -21,7 +21,7 @@ def test_a_sentence_copied_from_a_note_is_a_noop_with_its_passage(demo):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[2] == f"proposal:  NOOP  (containment 1.00; NOOP at >= {NOOP_AT:.2f}, UPDATE at >= {UPDATE_AT:.2f})"
-    assert "  1.00  yaron/knowledge/protein-basics.md  (Protein: how much, and spread across meals > Per meal)" in lines
+    assert "  1.00  yaron/knowledge/protein-basics.md  (Protein: the daily target, and how to split it > Per meal)" in lines
     assert "        missing: -" in lines
     assert "DELETE is never proposed" in p.stdout
 

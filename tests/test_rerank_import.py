@@ -110,3 +110,22 @@ def test_vocab_only_checkpoint_gets_a_tokenizer(tmp_path, tok):
     (pair,) = ce.pairs(ce.question_ids("deploy checklist"), ["backups run nightly"])
     assert pair.ids[0] == tok.token_to_id("[CLS]") and pair.ids[-1] == tok.token_to_id("[SEP]")
     assert tok.token_to_id("[UNK]") not in pair.ids
+
+
+def test_fuse_without_sympy_is_one_line_naming_the_cure(tmp_path, tok):
+    """sympy is hidden from a real `kb model import --fuse` process (sys.modules entry None makes
+    its import fail, as on a machine without it): one line, the cure, no traceback, nothing written."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    src = write_checkpoint(tmp_path / "src", TINY, tok, seed=3)
+    code = ("import sys; sys.modules['sympy'] = None; from engine.cli import main; "
+            f"sys.exit(main(['model', 'import', {str(src)!r}, {str(tmp_path / 'out')!r}, '--fuse']))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "sympy" in lines[0] and "pip install -e '.[model]'" in lines[0]
+    assert not (tmp_path / "out" / "model.onnx").exists()

@@ -26,7 +26,7 @@ class RerankUnavailable(RerankError):
     """No usable model: missing, unreadable, or not a cross-encoder this stage can run."""
 
     def __init__(self, reason: str, path: str, detail: str, cure: str) -> None:
-        self.reason = reason  # model-dir-unset | model-missing | model-unreadable | precision-missing
+        self.reason = reason  # model-dir-unset | model-missing | model-unreadable | precision-missing | optimizer-unavailable
         self.path = path
         self.cure = cure
         super().__init__(f"{path}: {detail} (cure: {cure})")

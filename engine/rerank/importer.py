@@ -95,6 +95,15 @@ def _optimize(plain: str, geo: BertGeometry) -> tuple[Any, dict[str, int]]:
         import onnx
 
         return onnx.load(plain), {}
+    try:
+        # The optimizer's symbolic shape inference needs sympy, which onnxruntime no longer
+        # installs: asked for up front so its absence is one line, not a traceback mid-fusion.
+        import sympy  # noqa: F401
+    except ImportError:
+        raise RerankUnavailable(
+            "optimizer-unavailable", plain, "--fuse needs sympy for onnxruntime's shape inference, and it is not installed",
+            "pip install -e '.[model]' (or drop --fuse: onnxruntime fuses the plain graph at load)",
+        ) from None
     import onnx
 
     logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
