@@ -68,8 +68,13 @@ def cmd_eval(args) -> int:
     from .evaluate import run_eval
 
     mem = _memory(args.paths)
-    report = run_eval(mem, args.gold, speed=not args.no_speed, min_asks=args.asks)
-    print(report.render())
+    report = run_eval(mem, args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
+    if args.json:
+        from .render import json_line
+
+        print(json_line(report.to_json()))
+    else:
+        print(report.render())
     return 0
 
 
@@ -101,6 +106,7 @@ def build_parser(mods: list[Any]) -> argparse.ArgumentParser:
     ev.add_argument("paths", nargs="+", metavar="PATH")
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
     ev.add_argument("--asks", type=int, default=1000, metavar="N", help="asks timed for SPEED (default 1000)")
+    ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")
     ev.set_defaults(func=lambda a: cmd_eval(a))
 
     for m in mods:
