@@ -36,6 +36,7 @@ from .answer import (
     Timings,
 )
 from .catalogue import Catalogue, Scored, make_entry
+from .covered import COVERAGE_RULE_ON, coverage
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
@@ -260,6 +261,8 @@ class Memory:
         n = cat.n
         top_score = scored[0].score if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, n)
+        if verdict == "hit" and COVERAGE_RULE_ON:
+            verdict = self._covered_verdict(scored[0].entry, q_terms)
         served = verdict != "nothing"
         gate = Gate(
             served=served,
@@ -420,6 +423,13 @@ class Memory:
         )
 
     # -- the legs ----------------------------------------------------------------------
+
+    def _covered_verdict(self, top, q_terms: list[str]) -> str:
+        """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
+        idx = self.indexes.get(top.base)
+        label = " ".join((top.title, top.purpose, *top.keys))
+        held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
+        return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []
