@@ -1,0 +1,1 @@
+"""Tooling around kbtui that is not the product: benches and measurement scripts."""
