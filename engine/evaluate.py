@@ -141,7 +141,10 @@ def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
         if not question:
             raise KbError(f"{path}:{n}: the question is empty")
         if label is not None and label not in LABELS:
-            raise KbError(f"{path}:{n}: label {label!r} is not one of {', '.join(LABELS)}")
+            raise KbError(
+                f"{path}:{n}: expected 2 tab-separated columns (question, file) or 3 (question, label, file):"
+                f" label {label!r} is not one of {', '.join(LABELS)}"
+            )
         if files == "-":
             if label == "in-scope":
                 raise KbError(f"{path}:{n}: an in-scope question names the file that answers it")

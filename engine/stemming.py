@@ -40,6 +40,17 @@ def language_of(tokens: list[str]) -> str | None:
     return "portuguese" if pt > en else "english" if en > pt else None
 
 
+def note_language(texts) -> str:
+    """A note's language from (up to 64 KB of) its text; English when it does not say."""
+    sample, size = [], 0
+    for t in texts:
+        sample.append(t)
+        size += len(t)
+        if size > 65536:
+            break
+    return language_of(words(" ".join(sample))) or "english"
+
+
 def stem_words(tokens: list[str], language: str) -> list[str]:
     return _stemmer(language).stemWords(tokens)
 
