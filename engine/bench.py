@@ -332,8 +332,7 @@ def _bm25s(memory, questions, terms_of, sent_of, engine_text_ms, *, fresh: bool)
     t0 = time.perf_counter()
     models = {}
     for b, idx in memory.indexes.items():
-        # The stemmed columns: the tokens FTS5 indexes (engine/stemming.py).
-        rows = idx.conn().execute("SELECT rowid, heading_stems, body_stems FROM chunks ORDER BY rowid").fetchall()
+        rows = idx.conn().execute("SELECT rowid, heading_path, body FROM chunks ORDER BY rowid").fetchall()
         if not rows:
             continue
         paths = dict(idx.conn().execute("SELECT id, path FROM files").fetchall())

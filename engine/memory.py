@@ -254,7 +254,7 @@ class Memory:
 
         scored = cat.score(segments)
         t1 = time.perf_counter()
-        text_hits = self._text_leg(all_terms, question)
+        text_hits = self._text_leg(all_terms)
         t2 = time.perf_counter()
 
         keyword = tuple(_keyword_hit(s) for s in scored)
@@ -431,10 +431,10 @@ class Memory:
         held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str], question: str = "") -> list[TextHit]:
+    def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
-            rows, _sent = idx.search(terms, RANK_CANDIDATE_POOL, question)
+            rows, _sent = idx.search(terms, RANK_CANDIDATE_POOL)
             hits.extend(TextHit(name, path, score, hp, body) for path, score, hp, body, _line in rows)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
