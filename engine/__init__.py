@@ -10,5 +10,6 @@ from __future__ import annotations
 from .answer import Answer, Result
 from .errors import KbError
 from .memory import Memory
+from .query import Query
 
-__all__ = ["Answer", "KbError", "Memory", "Result"]
+__all__ = ["Answer", "KbError", "Memory", "Query", "Result"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .normalize import terms
+from .textfile import read_text
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
     except OSError as e:
         return [], [(0, f"cannot read ({e.strerror or e})")]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return [], []
     except (OSError, UnicodeDecodeError) as e:

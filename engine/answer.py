@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+
 VERDICTS = ("hit", "guess", "nothing")
 
 
@@ -169,6 +171,7 @@ class Answer:
     miss: Miss | None
     timings: Timings = field(default_factory=Timings)
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+    query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
 
     @property
     def keyword_top(self) -> str | None:
@@ -218,8 +221,6 @@ class Answer:
             "verdict": self.verdict,
         }
         if agent.chosen_by == "classifier" or agent.note:
-            from .coverage import coverage_line  # the one wording of the coverage line, on every surface
-
             out["agent"].update(
                 {"coverage": agent.coverage, "subject": agent.subject, "reason": agent.reason, "note": agent.note,
                  "line": coverage_line(agent)}

@@ -23,7 +23,7 @@ def write_atomic(
             mode = path.stat().st_mode & 0o7777
         except OSError:
             mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
@@ -37,6 +37,17 @@ def write_atomic(
         except OSError:
             pass
         raise
+
+
+# A name may be 255 bytes; the temporary name adds a dot, mkstemp's 8 characters and ".tmp".
+_TEMP_STEM_BYTES = 200
+
+
+def _temp_prefix(path: Path) -> str:
+    """`.name.`, the name cut so the temporary file's name stays legal for any legal `path`
+    (a 250-byte note name was once refused because its temporary name was too long)."""
+    raw = os.fsencode(path.name)[:_TEMP_STEM_BYTES]
+    return "." + raw.decode("utf-8", "ignore") + "."
 
 
 def _umask() -> int:
@@ -61,8 +72,11 @@ def create_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: 
     """
     path = Path(path)
     raw = data.encode(encoding) if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
+        # A new note is read by whoever reads its siblings: the mode open() would give it,
+        # not mkstemp's 0600 (another user's failed read was once stored in a shared index).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()

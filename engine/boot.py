@@ -26,6 +26,8 @@ from .atomic import write_atomic
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
+from .render import printable_block
+from .textfile import read_text
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -87,7 +89,6 @@ def session_file(root: Path, session: str) -> Path:
 
 def constitution(base: Base) -> str:
     """The agent's own files, as they are, for a host to inject."""
-    from .render import printable
 
     parts = []
     for name in CONSTITUTION_FILES:
@@ -95,11 +96,11 @@ def constitution(base: Base) -> str:
         try:
             if not f.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
                 continue
-            text = f.read_text(encoding="utf-8", errors="replace")
+            text = read_text(f, errors="replace")
         except OSError:
             continue
         # Control characters other than line breaks and tabs never reach the host.
-        body = printable("\n".join(text.splitlines())).strip()
+        body = printable_block("\n".join(text.splitlines())).strip()
         parts.append(f"## {base.name}/{name}\n\n{body}")
     if not parts:
         parts.append(f"({base.name} has neither agent.txt nor index.md)")
@@ -124,7 +125,7 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     if session:
         path = session_file(memory.fleet.root, session)
         try:
-            remembered = path.read_text(encoding="utf-8").strip()
+            remembered = read_text(path).strip()
         except OSError:
             remembered = None
     if remembered == owner:

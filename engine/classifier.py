@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .answer import AgentChoice
+from .clean import flat
 from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
 
@@ -50,7 +51,6 @@ REPLY_LIMIT = 64 * 1024  # more than this on stdout is not four lines; the rest 
 FIELD_LIMIT = 300  # a subject or a reason longer than this is cut, not trusted whole
 
 _FIELD = re.compile(r"^[\s>*#_`-]*(SUBJECT|REASON|COVERAGE|OWNER)[\s*_`]*:[\s*_`]*(.*?)[\s*_`]*$", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
 _NO_OWNER = frozenset({"", "none", "nobody", "no one", "-", "null", "n/a"})
 
 
@@ -109,12 +109,12 @@ def parse_reply(text: str, roster: Roster) -> Verdict | str:
 
 
 def _clean(s: str) -> str:
-    s = " ".join(_CONTROL.sub(" ", s).split())
+    s = flat(s)
     return s if len(s) <= FIELD_LIMIT else s[: FIELD_LIMIT - 3] + "..."
 
 
 def _preview(s: str, n: int = 60) -> str:
-    s = " ".join(_CONTROL.sub(" ", s).split())
+    s = flat(s)
     if not s:
         return "(empty)"
     return repr(s if len(s) <= n else s[:n] + "...")

@@ -13,10 +13,10 @@ caches its longest computed prefix pays for the roster once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from .answer import AgentTotal, KeywordHit
+from .clean import flat
 from .roster import Roster
 
 EVIDENCE_LINES = 5  # seed 000: "up to five lines of evidence"
@@ -30,12 +30,8 @@ EVIDENCE_HEAD = "EVIDENCE (keyword scorer, best first; shared words, not shared 
 TABLE_HEAD = "BEST PER AGENT (memory / skills / tools):"
 ANSWER_HEAD = "ANSWER in exactly these four lines and nothing else:"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _flat(s: str) -> str:
-    """One line, no control characters: text from a note or a person cannot add a line."""
-    return " ".join(_CONTROL.sub(" ", s).split())
+# One line, no control characters: text from a note or a person cannot add a line.
+_flat = flat
 
 
 def _num(x: float) -> str:

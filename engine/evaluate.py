@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import KbError
+from .textfile import read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
 # The abstention set's kinds of question: answered by the fleet; sharing its words but not
@@ -117,7 +118,7 @@ class EvalReport:
 def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p)
     except FileNotFoundError:
         raise KbError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:

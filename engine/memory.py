@@ -12,6 +12,7 @@ question being scored never sees half of an update.
 
 from __future__ import annotations
 
+
 import datetime as _dt
 import gc
 import os
@@ -19,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Iterator
 
 from . import gate as gate_mod
 from .aliases import Alias, expand, load_aliases
@@ -37,13 +39,20 @@ from .answer import (
 )
 from .catalogue import Catalogue, Scored, make_entry
 from .covered import COVERAGE_RULE_ON, coverage
+from .classifier import Classifier, choose
+from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
+from .names import repaired
 from .normalize import terms as normalise
+from .remember import remember
+from .rerank.reading import rerank_answer, warm_for
 from .roster import Roster, roster_of
+from .purpose.reading import fuse_reading_list, options_for
 from .purpose.weights import PURPOSE_DEFAULT_ON
+from .query import DEFAULT_TOP, Query, QueryError
 from .rrf import rrf
 from .suggest import suggest
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -51,7 +60,6 @@ from .textindex import FileRecord, IndexReport, TextIndex
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
 RANK_CANDIDATE_POOL = 50
-DEFAULT_TOP = 5
 # A note of more chunks than this is searched for its passages rather than read whole.
 PASSAGE_SCAN_CHUNKS = 2_000
 # The cycle collector's full passes walk every live container. At 60,000 chunks a snapshot
@@ -87,6 +95,31 @@ class Snapshot:
     chunks: int
     generation: int
     aliases_sig: tuple[int, int] | None = None  # kb-aliases.txt (mtime_ns, size) when read
+
+
+@dataclass(frozen=True)
+class Routed:
+    """What the route step decided from the labels alone."""
+
+    snap: Snapshot
+    words: tuple[str, ...]  # the question's normalised words
+    terms: tuple[str, ...]  # alias-expanded: what both scorers see
+    keyword: tuple[KeywordHit, ...]
+    verdict: str
+    agent: AgentChoice
+    started: float  # perf_counter() when the question arrived
+    keyword_ms: float
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the read step found: the text leg's hits and the page of the reading list."""
+
+    text: tuple[TextHit, ...]
+    results: tuple[Result, ...]
+    stages: dict[str, Any]
+    text_ms: float
+    fuse_ms: float
 
 
 def _file_sig(path: Path) -> tuple[int, int] | None:
@@ -208,127 +241,136 @@ class Memory:
 
     # -- asking ----------------------------------------------------------------------
 
-    def ask(
-        self,
-        question: str,
-        *,
-        top: int = DEFAULT_TOP,
-        record_miss: bool = True,
-        with_passages: bool = True,
-        purpose: str | bool | None = None,
-        near: list[str] | None = None,
-        boosts: list | None = None,
-        offset: int = 0,
-        rerank: object = False,
-        classify: bool = True,
-    ) -> Answer:
+    def ask(self, question: str | Query, **options: Any) -> Answer:
         """The whole answer to one question: verdict, owner, keyword ranking, reading list.
 
-        `purpose` (documents | conversation | workspace) re-orders the reading list's pool by
-        the purpose fusion (engine/purpose), with `near` anchors and `boosts` rules; the
-        owner and the verdict never change. `offset` pages into the one ordering.
+        `question` is a Query, or the question's text with the Query's fields as keywords
+        (top, offset, purpose, near, boosts, rerank, record_miss, with_passages, classify).
+        A purpose re-orders the reading list's pool (engine/purpose) and a rerank re-orders
+        the page (engine/rerank); the owner and the verdict never change. The Query is
+        carried on the answer, so a later stage reads how the page was asked.
         """
-        if rerank is not False and rerank is not None:
-            # The cross-encoder re-orders the page this same call serves (engine/rerank); True
-            # or a RerankRequest(model, precision, use_summary). Its refusals propagate, typed.
-            from .rerank.reading import RerankRequest
+        if isinstance(question, Query):
+            if options:
+                raise QueryError(f"options are given on the Query, not beside it: {', '.join(options)}")
+            query = question
+        else:
+            query = Query(question, **options)
+        # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
+        # writer of this answer raise: the question is repaired once, here (engine/names.py).
+        fixed = repaired(query.question)
+        if fixed != query.question:
+            query = replace(query, question=fixed)
+        fusion_options = self._fusion_options(query)  # refused before any work
+        routed = self._route(query)
+        reading = self._read(query, routed, fusion_options)
+        answer = self._miss(query, self._answer(query, routed, reading))
+        if query.rerank is not None:
+            answer = self.rerank(answer, query.rerank)
+        return answer
 
-            request = RerankRequest.of(rerank)  # refused before any work
-            opts = {"purpose": purpose, "near": near, "boosts": boosts, "offset": offset}
-            plain = self.ask(question, top=top, record_miss=record_miss, with_passages=with_passages, **opts)
-            return self.rerank(plain, request, top=top, with_passages=with_passages, **opts)
-        # Refused before any work: a bad purpose, near or boost is one line, not a ranking.
-        base_roots = {b.name: b.root for b in self.fleet.bases}
-        fusion_opts = None
-        if purpose is not None or near is not None or boosts or PURPOSE_DEFAULT_ON:
-            # Imported on use: a plain route (the common case) does not pay for the stage.
-            from .purpose import reading as fusion_stage
+    def _fusion_options(self, query: Query):
+        """The purpose stage's checked options, or None when the stage is off."""
+        if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
+            return None
+        return options_for(query.purpose, query.near, query.boosts, bases=self._base_roots())
 
-            fusion_opts = fusion_stage.options_for(purpose, near, boosts, bases=base_roots)
+    def _base_roots(self) -> dict[str, Path]:
+        return {b.name: b.root for b in self.fleet.bases}
+
+    def _route(self, query: Query) -> Routed:
+        """Step one, the labels alone: the keyword ranking, the gate's verdict, the owner."""
         t0 = time.perf_counter()
         snap = self.snapshot()
-        cat = snap.catalogue
-        q_terms = normalise(question)
-        segments = expand(q_terms, list(snap.aliases))
-        all_terms = list(dict.fromkeys(t for seg in segments for t in seg))
-
-        scored = cat.score(segments)
-        t1 = time.perf_counter()
-        text_hits = self._text_leg(all_terms)
-        t2 = time.perf_counter()
-
+        words = normalise(query.question)
+        segments = expand(words, list(snap.aliases))
+        scored = snap.catalogue.score(segments)
+        keyword_ms = (time.perf_counter() - t0) * 1000
         keyword = tuple(_keyword_hit(s) for s in scored)
-        n = cat.n
-        top_score = scored[0].score if scored else 0.0
-        verdict = gate_mod.verdict_for(top_score, n)
-        if verdict == "hit" and COVERAGE_RULE_ON:
-            verdict = self._covered_verdict(scored[0].entry, q_terms)
-        served = verdict != "nothing"
-        gate = Gate(
-            served=served,
-            floor=gate_mod.floor_for(n),
-            ranked_by_text_only=not scored and bool(text_hits),
-            entries=n,
-            min_entries_to_route=gate_mod.MIN_ENTRIES_TO_ROUTE,
-        )
-        kw_margin = None
-        if len(scored) > 1 and scored[1].score > 0:
-            kw_margin = scored[0].score / scored[1].score
-        text_ids = [h.id for h in text_hits]
-        agreement = 0
-        if keyword:
-            agreement = 1 + (keyword[0].id in text_ids)
-        confidence = Confidence(agreement=agreement, keyword_score=top_score, margin=kw_margin)
         agent = _choose_agent(scored)
-        if classify and self.roster.classifier and question.strip():
+        if query.classify and self.roster.classifier and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
-            agent = self._classified(question, keyword, agent)
+            agent = self._classified(query.question, keyword, agent)
+        top_score = scored[0].score if scored else 0.0
+        verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
+        if verdict == "hit" and COVERAGE_RULE_ON:
+            verdict = self._covered_verdict(scored[0].entry, words)
+        return Routed(
+            snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
+            keyword=keyword, verdict=verdict, agent=agent,
+            started=t0, keyword_ms=keyword_ms,
+        )
 
-        fused = rrf([k.id for k in keyword], text_ids)
+    def _read(self, query: Query, routed: Routed, fusion_options) -> Reading:
+        """Step two, what to read: the text leg, their fusion, the purpose's order, the rows."""
+        t0 = time.perf_counter()
+        text = self._text_leg(list(routed.terms))
+        t1 = time.perf_counter()
+        results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
+        return Reading(
+            text=tuple(text), results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
+            text_ms=(t1 - t0) * 1000, fuse_ms=(time.perf_counter() - t1) * 1000,
+        )
+
+    def _reading_list(self, snap, query, keyword, text, terms, fusion_options) -> tuple[list[Result], dict | None]:
+        """The page of the fused reading list (and the purpose's stamp, when it ran).
+
+        Computed from the two rankings alone, so a wider window of the same ordering (the
+        rerank's) costs no second scoring of the question: see `window`.
+        """
+        fused = rrf([k.id for k in keyword], [h.id for h in text])
         fusion = None
-        if fusion_opts is not None:
-            fusion = fusion_stage.fuse_reading_list(
-                fused, options=fusion_opts, snapshot=snap, records=snap.records, base_roots=base_roots,
-                generation=snap.generation, offset=max(offset, 0), limit=top,
+        if fusion_options is not None:
+            fusion = fuse_reading_list(
+                fused, options=fusion_options, snapshot=snap, records=snap.records, base_roots=self._base_roots(),
+                generation=snap.generation, offset=query.offset, limit=query.top,
             )
             fused = fusion.rows
-        results = self._results(snap, fused[max(offset, 0):], keyword, text_hits, all_terms, top, with_passages)
-        if fusion is not None:
-            results = [replace(r, fusion=fusion.fusion[r.id]) for r in results]
-        t3 = time.perf_counter()
+        results = self._results(snap, fused[query.offset:], keyword, text, list(terms), query.top, query.with_passages)
+        if fusion is None:
+            return results, None
+        return [replace(r, fusion=fusion.fusion[r.id]) for r in results], fusion.stamp
 
-        suggestions: tuple[str, ...] = ()
-        miss = None
-        if not served:
-            suggestions = tuple(suggest(q_terms, cat.keys_as_written()))
-        answer = Answer(
-            question=question,
-            terms=tuple(all_terms),
-            verdict=verdict,
-            gate=gate,
-            confidence=confidence,
-            agent=agent,
-            keyword=keyword,
-            text=tuple(text_hits),
-            results=tuple(results),
-            indexed=Indexed(entries=n, agents=len(self.fleet.bases), aliases=len(snap.aliases), chunks=snap.chunks),
-            unreachable=snap.unreachable,
-            skipped=snap.skipped,
-            index_was_rebuilt=self.index_was_rebuilt,
-            reindexed=self._pending_reindexed,
-            suggestions=suggestions,
-            miss=None,
-            timings=Timings(
-                keyword_ms=(t1 - t0) * 1000, text_ms=(t2 - t1) * 1000, fuse_ms=(t3 - t2) * 1000,
-                total_ms=(time.perf_counter() - t0) * 1000,
-            ),
-            stages={"fusion": fusion.stamp} if fusion is not None else {},
+    def window(self, answer: Answer, rows: int) -> list[Result]:
+        """`answer`'s reading list `rows` long, with passages: the same ordering, re-read from
+        the rankings the answer holds, never by asking again (the rerank's wider window)."""
+        if answer.query is None:
+            raise ValueError("this answer carries no Query; ask Memory for it")
+        query = replace(answer.query, top=rows, with_passages=True)
+        return self._reading_list(
+            self.snapshot(), query, answer.keyword, answer.text, answer.terms, self._fusion_options(query)
+        )[0]
+
+    def _answer(self, query: Query, routed: Routed, reading: Reading) -> Answer:
+        snap, keyword, text_ids = routed.snap, routed.keyword, [h.id for h in reading.text]
+        n = snap.catalogue.n
+        top_score = keyword[0].score if keyword else 0.0
+        gate = Gate(
+            served=routed.verdict != "nothing", floor=gate_mod.floor_for(n),
+            ranked_by_text_only=not keyword and bool(text_ids), entries=n,
+            min_entries_to_route=gate_mod.MIN_ENTRIES_TO_ROUTE,
         )
-        if record_miss:
-            miss = self.recall_loss(answer)
-            if miss is not None:
-                answer = replace(answer, miss=miss)
-        return answer
+        margin = keyword[0].score / keyword[1].score if len(keyword) > 1 and keyword[1].score > 0 else None
+        agreement = 1 + (keyword[0].id in text_ids) if keyword else 0
+        suggestions = () if gate.served else tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
+        return Answer(
+            question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
+            confidence=Confidence(agreement=agreement, keyword_score=top_score, margin=margin),
+            agent=routed.agent, keyword=keyword, text=reading.text, results=reading.results,
+            indexed=Indexed(entries=n, agents=len(self.fleet.bases), aliases=len(snap.aliases), chunks=snap.chunks),
+            unreachable=snap.unreachable, skipped=snap.skipped, index_was_rebuilt=self.index_was_rebuilt,
+            reindexed=self._pending_reindexed, suggestions=suggestions, miss=None,
+            timings=Timings(
+                keyword_ms=routed.keyword_ms, text_ms=reading.text_ms, fuse_ms=reading.fuse_ms,
+                total_ms=(time.perf_counter() - routed.started) * 1000,
+            ),
+            stages=reading.stages, query=query,
+        )
+
+    def _miss(self, query: Query, answer: Answer) -> Answer:
+        """Step three: a refusal asked for real is a recall loss, logged (see recall_loss)."""
+        miss = self.recall_loss(answer) if query.record_miss else None
+        return replace(answer, miss=miss) if miss is not None else answer
 
     def keyword_only(self, question: str, *, extra_aliases: tuple[Alias, ...] = ()) -> list[KeywordHit]:
         """The keyword ranking alone: what the owner and the verdict are computed from.
@@ -340,24 +382,19 @@ class Memory:
         segments = expand(normalise(question), [*snap.aliases, *extra_aliases])
         return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
 
-    def rerank(
-        self, answer: Answer, request: object = True, *, top: int | None = None, with_passages: bool = True, **ask_options
-    ) -> Answer:
+    def rerank(self, answer: Answer, request: object = True, *, top: int | None = None) -> Answer:
         """`answer` with its reading list re-ordered by the cross-encoder, stamped in stages["rerank"].
 
-        Apart from `ask` so a surface paints the fused list first and the rerank after. Pass the
-        options the answer was asked with (purpose, near, boosts, offset): the stage re-asks for
-        the rule's window of that same ordering. Owner and verdict are never touched. Raises the
-        stage's typed refusals; RerankBudgetExceeded carries the un-reranked rows.
+        Apart from `ask` so a surface paints the fused list first and the rerank after. The
+        wider window comes from `window` (the rankings the answer already holds), so the
+        question is scored once. `top` is the page the rule sizes its window for (default:
+        the answer's own). Owner and verdict are never touched. Raises the stage's typed
+        refusals; RerankBudgetExceeded carries the un-reranked rows.
         """
-        from .rerank.reading import rerank_answer
-
-        return rerank_answer(self, answer, request, top=top, with_passages=with_passages, **ask_options)
+        return rerank_answer(self, answer, request, top=top)
 
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
-        from .rerank.reading import warm_for
-
         return warm_for(self, request)
 
     def route(self, question: str, **kw) -> Answer:
@@ -366,7 +403,7 @@ class Memory:
 
     def retrieve(self, question: str, *, top: int = DEFAULT_TOP) -> list[Result]:
         """The fused reading list alone, recording no miss."""
-        return list(self.ask(question, top=top, record_miss=False, classify=False).results)
+        return list(self.ask(Query(question, top=top, record_miss=False, classify=False)).results)
 
     @property
     def roster(self) -> Roster:
@@ -376,11 +413,6 @@ class Memory:
         return self._roster
 
     def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
-        # Imported here: subprocess and tempfile cost `kb route` milliseconds it should not pay
-        # on a fleet with no classifier.
-        from .classifier import Classifier, choose
-        from .dossier import build_dossier
-
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
         text = build_dossier(self.roster, question, keyword, fold_choice.totals)
@@ -396,8 +428,6 @@ class Memory:
         With `write` and at least one key, `path` (a new note inside one of the bases) is
         written atomically, never over an existing file, and indexed. See engine/remember.py.
         """
-        from .remember import remember
-
         return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
     def recall_loss(self, answer: Answer) -> Miss | None:
@@ -441,6 +471,29 @@ class Memory:
         # bases, one text leg").
         hits.sort(key=lambda h: (h.bm25, h.id))
         return hits[:RANK_CANDIDATE_POOL]
+
+    # -- the notes, for surfaces that read them (the reader, kb remember, kb misses, kb serve)
+
+    def chunks_of(self, base: str, path: str) -> list[tuple[str, str, int]]:
+        """A note's chunks as indexed, in order: (heading path, text, first line); [] if unknown."""
+        idx = self.indexes.get(base)
+        return idx.chunks_of(path) if idx is not None else []
+
+    def text_matches(self, terms: list[str], limit: int) -> list[tuple[str, str]]:
+        """(base, path) of the files the text scorer finds for `terms`, each base's best
+        `limit`, base by base: no fusion, no gate (kb remember weighs them itself)."""
+        return [(name, row[0]) for name, idx in self.indexes.items() for row in idx.search(terms, limit)[0]]
+
+    def stale(self) -> bool:
+        """Whether any base's notes changed since its index was brought up to date."""
+        return any(idx.stale() for idx in self.indexes.values())
+
+    def index(self, *, force: bool = False) -> Iterator[tuple[IndexReport, str | None]]:
+        """Bring each base's index up to date, one base at a time (what `kb index` prints as
+        it goes): its report, and why nothing was saved when the index had to live in memory."""
+        for idx in self.indexes.values():
+            report = idx.update(force=force)
+            yield report, idx.memory_reason
 
     def passages_for(self, base: str, path: str, terms: list[str], limit: int = 3) -> list[Passage]:
         """A note's chunks that hold the most of the question's words, best first."""

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import write_atomic
+from .names import repaired
+from .textfile import read_text
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -32,7 +34,9 @@ HEADER = (
 )
 # Tabs as written; any run of blanks as read, because an editor may have turned the tabs
 # into spaces, and a reader that then parsed nothing would let the next write erase the log.
-_ENTRY = re.compile(r"^(\d+)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(.*\S)\s*$")
+# A count is at most 18 digits (int() refuses past 4,300, and no log reaches 10**18): a longer
+# one is a damaged line, kept as unreadable rather than raising on every later miss.
+_ENTRY = re.compile(r"^(\d{1,18})[ \t]+(\S+)[ \t]+(\S+)[ \t]+(.*\S)\s*$")
 _LOOKED = re.compile(r"^\s+looked like:\s?(.*)$")
 
 
@@ -51,7 +55,9 @@ def one_line(question: str) -> str:
     C1 controls and U+2028/U+2029 too: str.splitlines() breaks a line at U+0085 and both
     separators, so a question holding one was read back cut short and never counted again.
     """
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", question).strip()
+    # A question that does not encode (a lone surrogate) is logged repaired, not lost in a
+    # UnicodeEncodeError that would also cost the reader the answer.
+    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", repaired(question)).strip()
 
 
 def question_key(question: str) -> str:
@@ -116,7 +122,7 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
         if path.exists() and not path.is_file():
             # A FIFO's read would block forever; a folder is no log either.
             raise OSError("not a regular file")
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_text(path, errors="replace")
     except FileNotFoundError:
         return [], []
     entries, stray = parse_lines(text)
@@ -156,7 +162,7 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             try:
-                entries, stray = parse_lines(path.read_text(encoding="utf-8", errors="replace"))
+                entries, stray = parse_lines(read_text(path, errors="replace"))
             except FileNotFoundError:
                 entries, stray = [], []
             offered = ", ".join(looked_like)

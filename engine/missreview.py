@@ -230,10 +230,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
 
 
 def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
-    idx = memory.indexes.get(f.base)
-    if idx is None:
-        return set()
-    text = " ".join(hp + " " + body for hp, body, _line in idx.chunks_of(f.path))
+    text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
     have = set(terms(text))
     return {t for t in q_terms if t in have}
 

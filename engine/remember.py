@@ -24,6 +24,7 @@ from .errors import KbError
 from .excerpt import excerpt
 from .normalize import unique_terms
 from .notes import MAP_NAMES
+from .render import one_line, printable
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -37,7 +38,11 @@ DISCLAIMER = (
     "kb measured overlap, nothing more. Whether the older text is now wrong is a judgement, and DELETE is never "
     "proposed: it needs the claim to be false rather than absent, and no count of shared words can tell those apart."
 )
-_BAD_KEY = re.compile(r"[,`\n\r]")
+# A key may not hold a comma or a backtick (the Search for: line's own syntax), a NUL (the
+# note would be skipped as binary), nor any character str.splitlines() breaks a line at: the
+# note reader would cut the label there and lose that key and every later one.
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_BAD_KEY = re.compile(f"[,`\x00{_LINE_BREAKS}]")
 
 
 @dataclass(frozen=True)
@@ -80,19 +85,17 @@ def assess(memory: "Memory", claim: str) -> tuple[tuple[str, ...], list[Evidence
     memory.snapshot()  # notes changed since the last index are read first
     claim_set = set(terms)
     found: list[Evidence] = []
-    for name, idx in memory.indexes.items():
-        rows, _sent = idx.search(list(terms), EVIDENCE_WIDTH)
-        for path, *_ in rows:
-            for hp, body, _line in idx.chunks_of(path):
-                words = set(unique_terms(hp + " " + body))
-                shared = tuple(t for t in terms if t in words)
-                if not shared:
-                    continue
-                found.append(Evidence(
-                    base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
-                    containment=len(shared) / len(claim_set), shared=shared,
-                    missing=tuple(t for t in terms if t not in words),
-                ))
+    for name, path in memory.text_matches(list(terms), EVIDENCE_WIDTH):
+        for hp, body, _line in memory.chunks_of(name, path):
+            words = set(unique_terms(hp + " " + body))
+            shared = tuple(t for t in terms if t in words)
+            if not shared:
+                continue
+            found.append(Evidence(
+                base=name, path=path, heading_path=hp, excerpt=excerpt(hp, body, list(terms)),
+                containment=len(shared) / len(claim_set), shared=shared,
+                missing=tuple(t for t in terms if t not in words),
+            ))
     found.sort(key=lambda e: (-e.containment, e.id, e.heading_path))
     return terms, found
 
@@ -123,6 +126,9 @@ def remember(memory: "Memory", claim: str, path: str | os.PathLike[str] | None =
         if target is None:
             raise KbError("--write needs a path: the new note's .md path inside a base")
         clean_keys = _keys(keys)
+        for what, text in (("the claim", claim), ("the purpose", purpose or ""), ("the title", title or "")):
+            if "\x00" in text:
+                raise KbError(f"{what} holds a NUL (U+0000): the note would be skipped as binary; nothing written")
         _check_new_note(target)
     terms, evidence = assess(memory, claim)
     proposal, containment, reason = propose(terms, evidence)
@@ -132,7 +138,12 @@ def remember(memory: "Memory", claim: str, path: str | os.PathLike[str] | None =
         return result
     assert target is not None
     text = note_text(claim, clean_keys, title=title, purpose=purpose)
-    target.path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise KbError(f"{target.id}: a part of its folder path is a file, not a folder; nothing written") from None
+    except OSError as e:
+        raise KbError(f"{target.id}: its folder cannot be made ({e.strerror or e}); nothing written") from None
     _check_inside(memory, target)
     try:
         create_atomic(target.path, text)
@@ -151,14 +162,20 @@ def _keys(keys) -> list[str]:
         k = k.strip()
         if not k:
             continue
-        if _BAD_KEY.search(k):
-            raise KbError(f"key {k!r}: a key cannot hold a comma, a backtick or a line break "
-                          "(the Search for: line separates keys with commas)")
+        bad = _BAD_KEY.search(k)
+        if bad:
+            raise KbError(f"key {k!r} holds {_named(bad.group())}: a key cannot hold a comma, a backtick, a NUL or a "
+                          "line break (the Search for: line is one line of comma-separated keys); nothing written")
         out.append(k)
     if not out:
         raise KbError("--write needs at least one --key: a note without a Search for: line is one no question can "
                       "reach")
     return out
+
+
+def _named(ch: str) -> str:
+    """A refused character as a person can find it: `,` or U+000B."""
+    return f"`{ch}`" if ch in ",`" else f"U+{ord(ch):04X}"
 
 
 def _check_new_note(target) -> None:
@@ -201,7 +218,6 @@ def note_text(claim: str, keys: list[str], *, title: str | None = None, purpose:
 
 
 def render(r: Remembered) -> str:
-    from .render import one_line, printable
 
     lines = [
         f"claim:     {one_line(r.claim)}",

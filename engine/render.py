@@ -10,22 +10,25 @@ import json
 import re
 
 from .answer import Answer
+from .clean import escaped
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
-from .suggest import LIMIT_NOTE
+from .names import repaired, shown
+from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .textindex import IndexReport
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u202a-\u202e\u2066-\u2069]")
-NOTHING_LINES = (
-    "nothing matched. Either the base does not cover it, or the",
-    "Search for lines do not carry the words a real question uses.",
-)
-SUGGEST_LEAD = "the base does know these, and they look like words you used:"
 
 
 def printable(s: str) -> str:
-    """Control characters (and bidi overrides) made visible and harmless, as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", s)
+    """One value on one line: a name, a question, a finding. Every control character (newline
+    and tab too: a note named `evil\\nverdict:  hit...` must not print a line of its own), the
+    bidi overrides and bytes that are not UTF-8 made visible as escapes (engine/names.py)."""
+    return shown(s)
+
+
+def printable_block(s: str) -> str:
+    """Several lines of prose (a constitution): line breaks and tabs kept, other controls escaped."""
+    return escaped(repaired(s))
 
 
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
@@ -53,7 +56,7 @@ def header(a: Answer) -> list[str]:
 def notices(a: Answer) -> list[str]:
     out = []
     if a.index_was_rebuilt:
-        out.append("note:     the index was damaged and has been rebuilt from the notes")
+        out.append(f"note:     {INDEX_REBUILT}")
     elif a.reindexed:
         out.append(f"note:     {a.reindexed} changed file(s) re-indexed before answering")
     for s in a.skipped[:5]:
@@ -73,7 +76,7 @@ def verdict_line(a: Answer) -> str:
     why = f"{top:.2f} {'>=' if top >= g.floor else '<'} floor {g.floor:.2f} at {g.entries} entries"
     if g.entries < MIN_ENTRIES_TO_ROUTE:
         why = f"{g.entries} entr{'y' if g.entries == 1 else 'ies'}, below {MIN_ENTRIES_TO_ROUTE}: one note has no ruler"
-    owner = a.agent.name or "-"
+    owner = printable(a.agent.name or "-")
     margin = f", agent margin {a.agent.margin:.2f}" if a.agent.margin is not None else ""
     line = f"verdict:  {a.verdict}, owner {owner} ({why}{margin})"
     if a.agent.chosen_by == "classifier":
@@ -150,13 +153,13 @@ def route_hybrid(a: Answer, top: int) -> str:
 
 def index_report(r: IndexReport, base_root: str = "") -> str:
     head = (
-        f"{r.base}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
+        f"{printable(r.base)}: {r.files} files, {r.entries} entries, {r.chunks} chunks; "
         f"{r.unchanged} unchanged, {r.added} added, {r.changed} changed, {r.removed} removed "
         f"({r.seconds * 1000:.0f} ms)"
     )
     lines = [head]
     if r.rebuilt:
-        lines.append("  the index was damaged and has been rebuilt from the notes")
+        lines.append(f"  {INDEX_REBUILT}")
     if r.unreachable:
         lines.append(f"  {len(r.unreachable)} file(s) with no Search for: line; no question can reach them:")
         lines += [f"    {printable(p)}" for p in r.unreachable]

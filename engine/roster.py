@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fleet import FLEET_FILE, Fleet
+from .render import one_line
 
 # seed 000: the classifier's budget when fleet.txt names none. A hook's own budget is 30 s,
 # so a slower classifier would be cut off by its host anyway.
@@ -120,7 +121,6 @@ def _shown(p: Path) -> str:
 
 def render_roster(roster: Roster, counts: dict[str, tuple[int, int]] | None = None) -> str:
     """`kb fleet`: the roster as text. `counts` maps an agent to (entries, unreachable notes)."""
-    from .render import one_line
 
     lines = [f"fleet:      {one_line(roster.name)}"]
     if roster.role:

@@ -21,13 +21,12 @@ import sys
 import threading
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .confine import confine
 from .errors import KbError
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .memory import Memory
+from .names import os_error_line
 
 log = logging.getLogger("kb.serve")
 STALE_CHECK_SECONDS = 1.0  # a long-lived server re-reads changed notes, at most this often
@@ -47,7 +46,7 @@ class _Fresh:
             if now - self.last < STALE_CHECK_SECONDS:
                 return
             self.last = now
-            if any(idx.stale() for idx in self.memory.indexes.values()):
+            if self.memory.stale():
                 self.memory.refresh()
 
 
@@ -116,6 +115,10 @@ def build_server(memory: "Memory"):
             except KbError as e:
                 log.info("refused: %s", e)
                 raise ToolError(str(e)) from None
+            except OSError as e:
+                # Not a bare "Error executing tool": the caller gets the file and the reason.
+                log.warning("%s failed: %s", fn.__name__, os_error_line(e))
+                raise ToolError(os_error_line(e)) from None
 
         return call
 
@@ -159,8 +162,6 @@ def build_server(memory: "Memory"):
 
 
 def serve(paths: list[str]) -> int:
-    from .memory import Memory
-
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kb serve: %(message)s")
     memory = Memory(paths)  # a bad path is refused here, before any protocol starts
     snap = memory.snapshot()  # indexed before the first request, not during it

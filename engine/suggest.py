@@ -20,10 +20,6 @@ from .normalize import terms, words
 
 SUGGEST_MIN_DICE = 0.65  # below this, two words share letters by coincidence
 SUGGEST_MAX = 8
-LIMIT_NOTE = (
-    "that is spelling and not meaning, so it finds a typo or a cognate",
-    "and never finds a translation.",
-)
 
 
 @lru_cache(maxsize=65536)

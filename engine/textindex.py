@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from .excerpt import plain
 from .errors import KbError
 from .fleet import Base
 from .notes import Note, is_map_file, parse_note
+from .names import is_valid_text, shown
 
 SCHEMA_VERSION = 3
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
@@ -131,7 +133,7 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
     problems: list[str] = []
 
     def onerror(err: OSError) -> None:
-        problems.append(f"{_rel(root, err.filename)}: cannot list ({err.strerror})")
+        problems.append(f"{shown(_rel(root, err.filename))}: cannot list ({err.strerror})")
 
     top = os.fspath(root)
     for dirpath, dirnames, filenames in os.walk(root, onerror=onerror, followlinks=False):
@@ -144,6 +146,10 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
                 continue
             full = os.path.join(dirpath, name)
             rel = under + name
+            if not is_valid_text(rel):
+                # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
+                problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
+                continue
             try:
                 st = os.stat(full)  # follows a file symlink; a dangling one is reported
             except OSError as e:
@@ -156,9 +162,7 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
 
 
 def _is_regular(st: os.stat_result) -> bool:
-    import stat as _stat
-
-    return _stat.S_ISREG(st.st_mode)
+    return stat.S_ISREG(st.st_mode)
 
 
 def _rel(root: Path, p: str | None) -> str:
@@ -778,6 +782,14 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
     return text.lstrip("\ufeff"), raw, None
 
 
+# How read_note and bignote.scan word a read that failed (as opposed to bytes that are wrong).
+_READ_FAILURES = (": cannot read (", ": vanished before it could be read", ": is a directory")
+
+
+def _is_read_failure(problem: str) -> bool:
+    return any(w in problem for w in _READ_FAILURES)
+
+
 def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     started_ns = time.time_ns()
     on_disk, list_problems = list_notes(root)
@@ -808,7 +820,11 @@ def _update(con: sqlite3.Connection, root: Path, report: IndexReport, force: boo
             text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
             if problem:
                 report.skipped.append(problem)
-                skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+                # What the bytes say (binary, not UTF-8, too large) holds for every reader and
+                # is remembered until the stat changes; a failed read (permission denied) says
+                # only who tried, so it is re-tried on the next update, not stored for everyone.
+                if not _is_read_failure(problem):
+                    skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
                 if old:
                     _delete_file(con, old[0])
                     report.removed += 1

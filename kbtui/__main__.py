@@ -1,4 +1,4 @@
-"""`kbtui PATH`: placeholder entry point until the reading room lands."""
+"""`kbtui PATH`: the reading room (kbtui/app.py parses the options and runs it)."""
 
 from __future__ import annotations
 

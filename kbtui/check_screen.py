@@ -10,6 +10,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from engine.check import check
+
 from .clean import one_line
 from .messages import CheckFinished
 
@@ -25,9 +27,7 @@ def _where(f) -> str:
 
 
 def run_check(memory) -> list:
-    """The engine's findings for this fleet. Raises ImportError until engine/check.py lands."""
-    from engine.check import check
-
+    """The engine's findings for this fleet (engine/check.py, the same as `kb check`)."""
     return list(check(memory))
 
 
@@ -59,12 +59,7 @@ class CheckScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="check", description="check the fleet")
     def _run(self) -> None:
-        try:
-            findings = run_check(self.app.memory)
-        except ImportError:
-            self.post_message(CheckFinished(error="kb check is not in this engine yet (engine/check.py)"))
-            return
-        self.post_message(CheckFinished(findings=findings))
+        self.post_message(CheckFinished(findings=run_check(self.app.memory)))
 
     def on_check_finished(self, message: CheckFinished) -> None:
         detail = self.query_one("#check-detail", Static)

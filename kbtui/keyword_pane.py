@@ -17,7 +17,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from .clean import one_line
+from .clean import name_line, one_line
 
 
 def terms_rows(hit) -> list[tuple[str, str, str]]:
@@ -54,7 +54,7 @@ def terms_table(hit) -> Table:
 
 def terms_view(hit) -> Group:
     head = Text(no_wrap=True, overflow="ellipsis")
-    head.append(one_line(hit.id), style="bold")
+    head.append(name_line(hit.id), style="bold")
     if hit.title:
         head.append(f"  {one_line(hit.title)}", style="italic dim")
     return Group(head, terms_table(hit))
@@ -63,7 +63,7 @@ def terms_view(hit) -> Group:
 def _file_cell(hit) -> Text:
     # Two lines, so the matched words are never the part a narrow pane cuts off.
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(one_line(hit.id))
+    t.append(name_line(hit.id))
     t.append("\n")
     t.append(", ".join(one_line(m) for m in hit.matched), style="italic dim")
     return t

@@ -20,6 +20,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
+from engine.query import Query
+
 from .gate_pane import GatePane
 from .keyword_pane import KeywordPane
 from .messages import Answered, AskFailed, FleetChanged, FleetLoaded, Reranked
@@ -172,7 +174,7 @@ class MainScreen(Screen):
         app = self.app
         # A miss is recorded only when the person presses Enter: the prefixes typed on
         # the way to a question are not questions anybody asked.
-        answer = app.memory.ask(question, top=app.top, record_miss=submitted, **app.ask_options)
+        answer = app.memory.ask(Query(question, top=app.top, record_miss=submitted, **app.ask_options))
         self.post_message(Answered(qid, answer, submitted))
 
     def on_answered(self, message: Answered) -> None:
@@ -191,7 +193,7 @@ class MainScreen(Screen):
         worker = event.worker
         if worker.group == "ask" and event.state == WorkerState.ERROR:
             # The engine raised: say so where the verdict would be, and keep answering.
-            self.post_message(AskFailed(self._qid, "", f"{type(worker.error).__name__}: {worker.error}"))
+            self.post_message(AskFailed(self._qid, f"{type(worker.error).__name__}: {worker.error}"))
             event.stop()
         elif worker.group == "rerank" and event.state == WorkerState.ERROR:
             # A refusal names its own numbers and cure; the fused list stays, and says so.
@@ -211,7 +213,7 @@ class MainScreen(Screen):
             self.query_one(KeywordPane).show_answer(answer)
             self.query_one(GatePane).show_answer(answer)
             self.query_one(SpeciesPane).show_answer(answer, app.roster)
-            purpose = app.ask_options.get("purpose")
+            purpose = answer.query.purpose if answer.query is not None else None  # as this answer was asked
             self.query_one("#pane-reading").border_title = (
                 f"{PANE_TITLES['reading']} (purpose: {purpose})" if purpose else PANE_TITLES["reading"]
             )
@@ -221,7 +223,8 @@ class MainScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def _rerank(self, qid: int, answer) -> None:
         # The slower stage arrives after the fused list has painted; owner and verdict stay.
-        reranked = self.app.memory.rerank(answer, True, top=self.app.top, **self.app.ask_options)
+        # The answer carries its Query: the stage reads the page's options from it.
+        reranked = self.app.memory.rerank(answer)
         self.post_message(Reranked(qid, reranked))
 
     def on_reranked(self, message: Reranked) -> None:

@@ -19,8 +19,9 @@ class Answered(Message):
 
 @dataclass
 class AskFailed(Message):
+    """The engine raised answering question `qid`; `error` is the one line to show."""
+
     qid: int
-    question: str
     error: str
 
 
@@ -30,7 +31,6 @@ class Reranked(Message):
 
     qid: int
     answer: Any
-    note: str = ""
 
 
 @dataclass

@@ -11,22 +11,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from engine.misses import misses_path, read_log
+from engine.misses import misses_path
+from engine.missreview import review_misses
 
-from .clean import one_line
+from .clean import name_line, one_line
 from .messages import MissesLoaded
-
-
-class _Plain:
-    """A log entry with no review: the shape the screen reads, with nothing re-asked."""
-
-    def __init__(self, entry) -> None:
-        self.entry = entry
-        self.verdict_now = None
-        self.top_now = None
-        self.near = ()
-        self.proposal = None
-        self.advice = ()
 
 
 class MissesScreen(Screen):
@@ -58,12 +47,7 @@ class MissesScreen(Screen):
     def _load(self) -> None:
         path = misses_path(self.app.memory.fleet.root)
         try:
-            try:
-                from engine.missreview import review_misses
-            except ImportError:  # an engine without the review: the log alone
-                entries = [_Plain(e) for e in read_log(path)]
-            else:
-                entries = list(review_misses(self.app.memory).reviews)
+            entries = list(review_misses(self.app.memory).reviews)
         except OSError as e:
             self.post_message(MissesLoaded(str(path), [], f"cannot read {path.name}: {e.strerror or e}"))
             return
@@ -107,11 +91,11 @@ class MissesScreen(Screen):
             t.append("today        ", style="dim")
             t.append(review.verdict_now.upper(), style="bold")
             if review.top_now:
-                t.append(f" on {one_line(review.top_now)}")
+                t.append(f" on {name_line(review.top_now)}")
             t.append("\n")
         if review.near:
             t.append("nearly       ", style="dim")
-            t.append(", ".join(one_line(f.id) for f in review.near[:3]) + "\n")
+            t.append(", ".join(name_line(f.id) for f in review.near[:3]) + "\n")
         p = review.proposal
         if p is not None:
             t.append("alias line   ", style="dim")

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 from textual.widgets._markdown import MarkdownBlock
 
-from .clean import clean, one_line
+from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
 from .messages import NoteLoaded
 
@@ -49,8 +49,8 @@ class ReaderScreen(Screen):
 
     def _header(self) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f" {one_line(self.base)} ", style="bold reverse")
-        t.append(f" {one_line(self.path)}", style="bold")
+        t.append(f" {name_line(self.base)} ", style="bold reverse")
+        t.append(f" {name_line(self.path)}", style="bold")
         row = self._row()
         if row is not None:
             t.append(f"   {one_line(row.why)}", style="italic dim")
@@ -88,7 +88,7 @@ class ReaderScreen(Screen):
         source = clean(raw.decode("utf-8", errors="replace"))
         line = self.forced_line or 0
         if not line:
-            chunks = memory.indexes[self.base].chunks_of(self.path)
+            chunks = memory.chunks_of(self.base, self.path)
             if passage is None and self.terms:
                 best = memory.passages_for(self.base, self.path, list(self.terms), limit=1)
                 passage = best[0] if best else None

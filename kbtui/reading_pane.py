@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.suggest import LIMIT_NOTE
+from engine.sentences import (
+    LIMIT_NOTE,
+    MISS_NOT_YET,
+    MISS_RECORDED,
+    MISS_UNWRITTEN,
+    NOTHING_HEAD,
+    NOTHING_OFFERED,
+    NOTHING_WHY,
+    SUGGEST_LEAD,
+)
 from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
@@ -17,7 +26,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from .clamp import Clamp
-from .clean import one_line
+from .clean import name_line, one_line
 
 
 EXCERPT_LINES = 2
@@ -27,8 +36,8 @@ def result_prompt(r) -> Group:
     """A row: score, agent and path on one line; then provenance and excerpt, two lines."""
     head = Text(no_wrap=True, overflow="ellipsis")
     head.append(f"{r.score:.3f}", style="bold")
-    head.append(f"  {one_line(r.base)}", style="bold")
-    head.append(f"  {one_line(r.path)}")
+    head.append(f"  {name_line(r.base)}", style="bold")
+    head.append(f"  {name_line(r.path)}")
     if r.rerank_score is not None:
         head.append(f"  rerank {r.rerank_score:.3f}", style="dim")
     excerpt = r.passages[0].excerpt if r.passages else (r.purpose or r.title)
@@ -42,23 +51,23 @@ def result_prompt(r) -> Group:
 def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
     """The miss reply: the refusal, the look-alike keys, the limit, and whether it was logged."""
     t = Text()
-    t.append("nothing matched. ", style="bold")
-    t.append("Either the base does not cover it, or the Search for lines do not carry the words a real question uses.\n")
+    t.append(NOTHING_HEAD + " ", style="bold")
+    t.append(NOTHING_WHY + "\n")
     if answer.suggestions:
-        t.append("the base does know these, and they look like words you used:\n")
+        t.append(SUGGEST_LEAD + "\n")
         t.append("  " + ", ".join(one_line(s) for s in answer.suggestions) + "\n", style="bold")
         t.append(" ".join(LIMIT_NOTE) + "\n", style="italic dim")
     else:
-        t.append("nothing in the base is spelled like these words, so nothing is offered.\n", style="dim")
+        t.append(NOTHING_OFFERED + "\n", style="dim")
     miss = answer.miss
     if miss is None:
-        t.append("not logged yet: press Enter to record this miss in kb-misses.txt", style="dim")
+        t.append(MISS_NOT_YET, style="dim")
     elif miss.recorded:
-        t.append("recorded in kb-misses.txt", style="")
+        t.append(MISS_RECORDED, style="")
         t.append(" (F4 shows the log, most asked first)", style="dim")
     else:
         t.append("NOT recorded: ", style="bold red")
-        t.append(one_line(miss.error or "the log could not be written"))
+        t.append(one_line(miss.error or MISS_UNWRITTEN))
     return t
 
 

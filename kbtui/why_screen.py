@@ -16,12 +16,12 @@ from textual.widgets import Static
 
 from engine.rrf import RRF_K
 
-from .clean import one_line
+from .clean import name_line
 
 
 def why_text(r) -> Text:
     t = Text()
-    t.append(f"{one_line(r.base)}/{one_line(r.path)}\n", style="bold")
+    t.append(f"{name_line(r.base)}/{name_line(r.path)}\n", style="bold")
     t.append("reading list: Reciprocal Rank Fusion, 1/(60 + rank) per list\n", style="dim")
     total = 0.0
     for label, rank in (("keywords", r.keyword_rank), ("text", r.text_rank)):

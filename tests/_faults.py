@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import DEMO, REPO, copy_demo, run_kb  # noqa: F401  (re-exported for the fault tests)
+from conftest import DEMO, REPO, copy_demo, copy_notes, run_kb  # noqa: F401  (re-exported for the fault tests)
 
 DEPLOY_Q = "quem decide se um deploy pode ir pra producao"
 NOTHING_Q = "quanto custa um satelite geoestacionario"
@@ -90,11 +90,7 @@ def projection(a: dict) -> dict:
 
 def markdown_copy(src: Path, dest: Path) -> Path:
     """The notes alone: no index, no miss log (and no symlinks followed)."""
-    shutil.copytree(
-        src, dest, symlinks=True,
-        ignore=shutil.ignore_patterns(".kb", "kb-misses.txt", ".kb-misses.txt.lock", ".gitignore"),
-    )
-    return dest
+    return copy_notes(src, dest, ".gitignore")
 
 
 def fresh_answer(fleet: Path, question: str, scratch: Path, **kw) -> dict:

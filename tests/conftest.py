@@ -14,9 +14,20 @@ REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
 
 
-def copy_demo(dest: Path) -> Path:
-    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt", ".kb-misses.txt.lock"))
+# What a copy of notes leaves behind: the index (a copy indexes itself, as a new user's would)
+# and whatever miss log a run in the repository left. The one list every copy uses.
+LEFT_BEHIND = (".kb", "kb-misses.txt", ".kb-misses.txt.lock")
+
+
+def copy_notes(src: Path, dest: Path, *also: str) -> Path:
+    """The notes under `src` at `dest`, without LEFT_BEHIND (nor `also`); symlinks stay links."""
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_BEHIND, *also))
     return dest
+
+
+def copy_demo(dest: Path) -> Path:
+    """A fresh copy of examples/demo at `dest`: the one way a test gets the demo fleet."""
+    return copy_notes(DEMO, dest)
 
 
 @pytest.fixture

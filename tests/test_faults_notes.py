@@ -470,10 +470,9 @@ def test_a_fifo_as_agent_txt_or_as_the_miss_log_never_blocks(tmp_path):
     import subprocess
     import sys
 
-    from conftest import DEMO, REPO
+    from conftest import REPO, copy_demo
 
-    fleet = tmp_path / "demo"
-    shutil.copytree(DEMO, fleet, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt*"))
+    fleet = copy_demo(tmp_path / "demo")
     (fleet / "yaron" / "agent.txt").unlink()
     os.mkfifo(fleet / "yaron" / "agent.txt")
     os.mkfifo(fleet / "kb-misses.txt")

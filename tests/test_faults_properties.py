@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from _faults import DEMO, REPO, copy_demo
+from _faults import DEMO, REPO, copy_demo, copy_notes
 from engine import bignote, textindex
 from engine.chunking import chunk_sections
 from engine.fleet import discover
@@ -184,7 +184,7 @@ def test_incremental_reindex_equals_a_full_rebuild(ops, streamed):
             idx.close()
 
             full_base = Path(d) / "full" / "b"
-            shutil.copytree(base, full_base, ignore=shutil.ignore_patterns(".kb"))
+            copy_notes(base, full_base)
             full = TextIndex(discover([full_base]).bases[0])
             full.update(force=True)
             rebuilt = _dump(full)

@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 
 from _faults import RAW_CONTROL, kb, markdown_copy, projection, tree_hash
-from tests.tui_support import ask, demo_copy, make_app, ready, screen_segments_text, screen_text, settle, wait_for
+from conftest import copy_demo
+from tui_support import ask, make_app, ready, screen_segments_text, screen_text, settle, wait_for
 
 
 def run(coro):
@@ -86,7 +87,7 @@ def _churn(fleet: Path, n: int, seed: int, done: threading.Event) -> None:
 
 def test_a_burst_of_200_file_changes_while_questions_are_typed(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         app = make_app(fleet, watch=True)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
@@ -128,7 +129,7 @@ def _reader_source(app) -> str:
 
 def test_a_note_deleted_while_open_in_the_reader(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         note = fleet / "zed" / "knowledge" / "deploy-checklist.md"
         app = make_app(fleet, watch=True)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -173,7 +174,7 @@ def test_a_note_deleted_while_open_in_the_reader(tmp_path):
 
 def test_escapes_c1_controls_and_bidi_overrides_never_reach_the_terminal_from_the_room(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         (fleet / "zed" / "knowledge" / "hostile.md").write_text(
             "# Hostile \x1b[31mred\x1b[0m \x9b2J c1 \u202eevil\u202c title\n\n"
             "**Search for:** `hostile title`, `escapology`\n\n"

@@ -9,7 +9,7 @@ import pytest
 from _purpose_fleet import QUESTION, write_memory_fleet
 
 from engine import Memory
-from engine.purpose.cli import add_route_options, explain, register, route_kwargs
+from engine.cli.purpose import add_fusion, add_route_options, explain, route_kwargs
 from engine.purpose.errors import FusionOptionError, FusionStampMismatch
 from engine.purpose.stamp import stamp_path
 
@@ -26,7 +26,7 @@ def _parser():
     route.add_argument("question")
     route.add_argument("path")
     add_route_options(route)
-    register(sub)
+    add_fusion(sub)
     return ap
 
 

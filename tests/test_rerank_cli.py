@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
+from conftest import copy_demo
 
 from engine.cli import main
 from engine.rerank.stage import clear_caches, forget_slow_host
-from engine.rerank.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
+from kbtools.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
 
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
 Q = "quem decide se um deploy pode ir pra producao"
 
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     root = tmp_path_factory.mktemp("cli")
-    shutil.copytree(DEMO, root / "demo", ignore=shutil.ignore_patterns(".kb"))
+    copy_demo(root / "demo")
     tok = train_wordpiece([CORPUS], vocab_size=300)
     write_checkpoint(root / "src-a", TINY, tok, seed=0, name="kb-test/a")
     write_checkpoint(root / "src-b", TINY, tok, seed=5, name="kb-test/b")

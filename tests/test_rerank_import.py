@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from engine.rerank import RerankUnavailable
-from engine.rerank.checkpoint import BertGeometry, load_weights, read_config, reference_logits
-from engine.rerank.importer import IMPORT_TOLERANCE, import_checkpoint
+from kbtools.checkpoint import BertGeometry, load_weights, read_config, reference_logits
+from kbtools.importer import IMPORT_TOLERANCE, import_checkpoint
 from engine.rerank.model import CrossEncoder
-from engine.rerank.safetensors import read_safetensors, write_safetensors
-from engine.rerank.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
+from kbtools.safetensors import read_safetensors, write_safetensors
+from kbtools.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
 
 
 @pytest.fixture(scope="module")

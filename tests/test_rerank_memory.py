@@ -4,24 +4,23 @@ and nothing else. The cross-encoder's WordPiece is trained on the demo's own not
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from conftest import copy_demo, copy_notes
 
 from engine import Memory
 from engine.rerank import RerankCallerError, RerankUnavailable
 from engine.rerank.reading import RerankRequest
 from engine.rerank.stage import clear_caches, forget_slow_host
-from engine.rerank.synth import build_tiny_model
+from kbtools.synth import build_tiny_model
 
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
 QUESTIONS = ["quem decide se um deploy pode ir pra producao", "como faco rollback sem downtime", "devo usar sqlite ou postgres no comeco"]
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     root = tmp_path_factory.mktemp("fleet")
-    shutil.copytree(DEMO, root / "demo", ignore=shutil.ignore_patterns(".kb"))
+    copy_demo(root / "demo")
     notes = [p.read_text(encoding="utf-8") for p in sorted((root / "demo").rglob("*.md"))]
     model = build_tiny_model(root / "models", corpus=notes)
     return root / "demo", model
@@ -80,7 +79,7 @@ def test_the_window_reaches_past_the_page(fleet):
 def test_model_from_fleet_txt_relative_to_the_root(fleet, tmp_path):
     demo, model = fleet
     copy = tmp_path / "demo"
-    shutil.copytree(demo, copy, ignore=shutil.ignore_patterns(".kb"))
+    copy_notes(demo, copy)
     shutil.copytree(model, copy / "models" / "ce")
     with open(copy / "fleet.txt", "a", encoding="utf-8") as f:
         f.write("rerank_model = models/ce\n")
@@ -124,3 +123,20 @@ def test_warm_rerank_pays_the_load_up_front(fleet):
     assert w["model"] == "kb-test/tiny-cross-encoder" and w["dir"] == str(model)
     rr = mem.ask(QUESTIONS[0], top=3, record_miss=False, rerank=RerankRequest(model=model))
     assert "load_ms" not in rr.stages["rerank"]  # already paid, and never charged to the budget
+
+
+def test_a_reranked_question_is_scored_once(fleet, monkeypatch):
+    # `kb route --rerank` used to ask twice (the page, then the rule's wider window); the
+    # window now comes from the rankings the answer already holds.
+    from engine.catalogue import Catalogue
+
+    demo, model = fleet
+    mem = Memory(demo)
+    mem.ask("warm the index up", record_miss=False)
+    scorings = []
+    real_score = Catalogue.score
+    monkeypatch.setattr(Catalogue, "score", lambda self, segments: scorings.append(segments) or real_score(self, segments))
+    rr = mem.ask(QUESTIONS[0], top=2, record_miss=False, rerank=RerankRequest(model=model))
+    assert len(scorings) == 1 and rr.stages["rerank"]["k"] > 2
+    mem.rerank(mem.ask(QUESTIONS[1], top=2, record_miss=False), RerankRequest(model=model))
+    assert len(scorings) == 2  # the paint-then-rerank path adds no scoring either

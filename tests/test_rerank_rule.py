@@ -69,8 +69,8 @@ def test_question_normalised_not_folded():
 
 def test_import_stays_lean():
     code = (
-        "import sys, engine, engine.cli, engine.rerank, engine.rerank.stage, engine.rerank.stamp, engine.rerank.importer,"
-        " engine.rerank.cli, engine.rerank.reading, engine.rerank.bench, engine.rerank.model, engine.rerank.graph;"
+        "import sys, engine, engine.cli, engine.rerank, engine.rerank.stage, engine.rerank.stamp, kbtools.importer,"
+        " engine.cli.rerank, engine.rerank.reading, kbtools.rerank_bench, engine.rerank.model, kbtools.graph;"
         "heavy = [m for m in ('onnxruntime', 'tokenizers', 'onnx', 'numpy', 'textual') if m in sys.modules];"
         "print(','.join(heavy))"
     )

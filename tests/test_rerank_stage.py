@@ -10,7 +10,7 @@ import pytest
 from engine.answer import Passage, Result
 from engine.rerank import RerankBudgetExceeded, RerankCallerError, RerankStampMismatch, RerankUnavailable
 from engine.rerank.stage import clear_caches, forget_slow_host, get_stage, rerank_results, resolve_model_dir, restamp, warm
-from engine.rerank.synth import CORPUS, build_tiny_model
+from kbtools.synth import CORPUS, build_tiny_model
 
 QUESTION = "who decides whether a deploy may go to production"
 SENTENCES = [s.strip() for s in CORPUS.replace("\n", " ").split(". ") if s.strip()]

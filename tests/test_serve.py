@@ -145,6 +145,6 @@ def test_a_bad_path_is_refused_before_any_protocol(tmp_path):
 
 
 def test_kb_route_does_not_import_mcp():
-    code = "import sys, engine.cli, engine.whocli, engine.memory; print('mcp' in sys.modules)"
+    code = "import sys, engine.cli, engine.cli.who, engine.memory; print('mcp' in sys.modules)"
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() == "False", p.stderr

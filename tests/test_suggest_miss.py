@@ -14,8 +14,8 @@ from conftest import run_kb
 
 from engine import Memory
 from engine.normalize import terms, words
-from engine.render import NOTHING_LINES, SUGGEST_LEAD
-from engine.suggest import LIMIT_NOTE, SUGGEST_MAX, SUGGEST_MIN_DICE, dice, suggest, trigrams
+from engine.sentences import LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
+from engine.suggest import SUGGEST_MAX, SUGGEST_MIN_DICE, dice, suggest, trigrams
 
 SEED_DECISIONI = """\
 question: come funziona il registro delle decisioni

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from tests.tui_support import add_flawed_note, ask, demo_copy, make_app, ready, screen_text, settle, wait_for
+from conftest import copy_demo
+from tui_support import add_flawed_note, ask, make_app, ready, screen_text, settle, wait_for
 
 
 
@@ -19,7 +20,7 @@ def run(coro):
 
 def test_typing_a_question_shows_the_verdict_owner_and_arithmetic(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "quem decide se um deploy pode ir pra producao")
@@ -36,7 +37,7 @@ def test_typing_a_question_shows_the_verdict_owner_and_arithmetic(tmp_path):
 
 def test_guess_and_nothing_with_suggestions(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "publishing rhythm")
@@ -55,7 +56,7 @@ def test_guess_and_nothing_with_suggestions(tmp_path):
 
 def test_a_miss_is_recorded_on_enter_and_never_for_the_prefixes_typed(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         app = make_app(fleet)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
@@ -78,7 +79,7 @@ def test_a_miss_is_recorded_on_enter_and_never_for_the_prefixes_typed(tmp_path):
 
 def test_reader_opens_on_enter_highlights_and_escape_returns(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "quem decide se um deploy pode ir pra producao", enter=True)
@@ -102,7 +103,7 @@ def test_reader_opens_on_enter_highlights_and_escape_returns(tmp_path):
 
 def test_eval_runs_in_a_worker_and_shows_the_seed_table(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await pilot.press("f2")
@@ -123,7 +124,7 @@ def test_eval_runs_in_a_worker_and_shows_the_seed_table(tmp_path):
 
 def test_eval_with_a_bad_key_says_why_and_keeps_running(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         (fleet / "bad.tsv").write_text("a question\tnobody/nothing.md\n")
         app = make_app(fleet)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -141,7 +142,7 @@ def test_eval_with_a_bad_key_says_why_and_keeps_running(tmp_path):
 
 def test_editing_a_note_on_disk_changes_the_answer(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         app = make_app(fleet, watch=True)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
@@ -159,7 +160,7 @@ def test_editing_a_note_on_disk_changes_the_answer(tmp_path):
 
 def test_a_half_written_note_is_reported_not_fatal(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         app = make_app(fleet, watch=True)
         notes = []
         app.notify = lambda message, **kw: notes.append((message, kw))  # capture what the user is told
@@ -180,7 +181,7 @@ def test_a_half_written_note_is_reported_not_fatal(tmp_path):
 def test_an_engine_error_is_shown_where_the_verdict_goes_and_the_app_survives(tmp_path):
     async def go():
         # A purpose the engine does not know: a real typed refusal from Memory.ask.
-        app = make_app(demo_copy(tmp_path), purpose="astrology")
+        app = make_app(copy_demo(tmp_path / "demo"), purpose="astrology")
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -196,7 +197,7 @@ def test_a_stale_answer_is_dropped(tmp_path):
     async def go():
         from kbtui.messages import Answered
 
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -211,7 +212,7 @@ def test_a_stale_answer_is_dropped(tmp_path):
 
 def test_history_on_up_and_down(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             for q in ("how much protein per meal", "what makes a review comment blocking"):
@@ -230,7 +231,7 @@ def test_history_on_up_and_down(tmp_path):
 
 def test_narrow_terminal_shows_tabs_and_wide_shows_every_pane(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -251,7 +252,7 @@ def test_narrow_terminal_shows_tabs_and_wide_shows_every_pane(tmp_path):
 
 def test_keyword_pane_shows_the_per_term_arithmetic_of_the_highlighted_row(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "quem decide se um deploy pode ir pra producao")
@@ -268,7 +269,7 @@ def test_keyword_pane_shows_the_per_term_arithmetic_of_the_highlighted_row(tmp_p
 
 def test_command_palette_reaches_the_roster(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await pilot.press("ctrl+p")
@@ -284,7 +285,7 @@ def test_command_palette_reaches_the_roster(tmp_path):
 
 def test_check_screen_lists_findings_and_enter_opens_the_line(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         add_flawed_note(fleet)
         app = make_app(fleet)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -303,7 +304,7 @@ def test_check_screen_lists_findings_and_enter_opens_the_line(tmp_path):
 
 def test_control_characters_in_a_note_never_reach_the_terminal(tmp_path):
     async def go():
-        fleet = demo_copy(tmp_path)
+        fleet = copy_demo(tmp_path / "demo")
         (fleet / "zed" / "knowledge" / "escape.md").write_text(
             "# Bell \x07 and \x1b[31mred\x1b[0m title\n\n**Search for:** `escapology`\n\n"
             "Body with \x1b]0;pwned\x07 an OSC and [bold]markup[/bold].\n"
@@ -328,7 +329,7 @@ def test_no_color_still_reads_the_verdict(tmp_path, monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
 
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         assert app.no_color
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)

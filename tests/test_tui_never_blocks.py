@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from tests.tui_support import demo_copy, make_app, ready, settle
+from conftest import copy_demo
+from tui_support import make_app, ready, settle
 
 SLOW_STAGE_S = 0.8  # the stage: far longer than any bound below
 KEY_BOUND_S = 0.25  # a key must be handled (the box shows it) within this, while the stage runs
@@ -38,7 +39,7 @@ async def _key_latencies(app, pilot) -> list[float]:
 
 def _measure(tmp_path, *, on_ui_thread: bool) -> tuple[list[float], object]:
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         app.main.ask_on_ui_thread = on_ui_thread
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.tui_support import ask, demo_copy, make_app, ready, screen_text, settle
+from conftest import copy_demo
+from tui_support import ask, make_app, ready, screen_text, settle
 
 
 def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
     async def go():
-        app = make_app(demo_copy(tmp_path))
+        app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
             await ask(pilot, "how much protein per meal")
@@ -43,9 +44,9 @@ def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
 def test_the_classifier_s_coverage_line_is_shown_in_the_room(tmp_path):
     import shutil
 
-    from tests.tui_support import REPO
+    from tui_support import REPO
 
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     shutil.copy(REPO / "examples" / "classify_by_roster.py", tmp_path / "classify_by_roster.py")
     manifest = fleet / "fleet.txt"
     manifest.write_text(manifest.read_text().replace("# classifier = ", "classifier = "))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 import pytest_textual_snapshot as pts
 
-from tests.tui_support import REPO, add_flawed_note, demo_copy, make_app, ready, settle, wait_for
+from conftest import copy_demo
+from tui_support import REPO, add_flawed_note, make_app, ready, settle, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 MISS_LOG = (
@@ -51,14 +52,14 @@ def _ids(size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_hit(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
     assert snap_compare(app, terminal_size=size,
                         run_before=lambda p: _type(p, "quem decide se um deploy pode ir pra producao"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_guess(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
 
     async def before(pilot):
         await _type(pilot, "publishing rhythm")
@@ -71,13 +72,13 @@ def test_guess(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_nothing_with_suggestions(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
     assert snap_compare(app, terminal_size=size, run_before=lambda p: _type(p, "how do I roll back", enter=True))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_reader(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
 
     async def before(pilot):
         await _type(pilot, "quem decide se um deploy pode ir pra producao", enter=True)
@@ -91,7 +92,7 @@ def test_reader(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_eval_after_run(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
 
     async def before(pilot):
         await ready(pilot)
@@ -106,7 +107,7 @@ def test_eval_after_run(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_check(snap_compare, tmp_path, size):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     add_flawed_note(fleet)
     app = make_app(fleet)
 
@@ -120,7 +121,7 @@ def test_check(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_misses(snap_compare, tmp_path, size):
-    fleet = demo_copy(tmp_path)
+    fleet = copy_demo(tmp_path / "demo")
     (fleet / "kb-misses.txt").write_text(MISS_LOG)  # fixed dates: the picture must not age
     app = make_app(fleet)
 
@@ -134,7 +135,7 @@ def test_misses(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=_ids)
 def test_roster(snap_compare, tmp_path, size):
-    app = make_app(demo_copy(tmp_path))
+    app = make_app(copy_demo(tmp_path / "demo"))
 
     async def before(pilot):
         await ready(pilot)

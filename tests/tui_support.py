@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import shutil
 import time
 from pathlib import Path
 
@@ -17,13 +16,6 @@ from textual.worker import WorkerCancelled
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
-
-
-def demo_copy(tmp_path: Path) -> Path:
-    dst = tmp_path / "demo"
-    # The index is left behind on purpose: the copy indexes itself, as a new user's would.
-    shutil.copytree(DEMO, dst, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt", ".kb-misses.txt.lock"))
-    return dst
 
 
 def make_app(fleet: Path, **kw):

@@ -17,7 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from engine.names import is_valid_text
 from engine.purpose.links import LinkResolver, build_graph, extract_links, undirected
+from engine.textfile import read_text
 
 # `Date: 2026-09-01`, `**Updated:** 2026-09-01 14:30`, `- Date: 2026-09-01T14:30:00Z`.
 _DATE_LINE = re.compile(
@@ -101,8 +103,10 @@ def facts_from_disk(bases: Mapping[str, str | os.PathLike[str]]) -> NoteFacts:
                     continue
                 full = Path(dirpath) / fn
                 nid = f"{base}/{full.relative_to(root).as_posix()}"
+                if not is_valid_text(nid):
+                    continue  # not UTF-8: the indexer skips and reports it, the graph lacks it
                 try:
-                    text = full.read_text(encoding="utf-8", errors="replace")
+                    text = read_text(full, errors="replace")
                     mtime_ns = full.stat().st_mtime_ns
                 except OSError:
                     continue  # unreadable: the index reports it; the graph just lacks it

@@ -64,7 +64,10 @@ def options_for(
 
 def _note_exists(note_id: str, bases: Mapping[str, str | os.PathLike[str]]) -> bool:
     base, _, path = note_id.partition("/")
-    return base in bases and (Path(bases[base]) / path).is_file()
+    try:
+        return base in bases and (Path(bases[base]) / path).is_file()
+    except OSError:  # a name too long for the file system names no note either
+        return False
 
 
 def path_to_id(item: str, bases: Mapping[str, str | os.PathLike[str]]) -> str:

@@ -1,7 +1,7 @@
 """The rerank stage applied to Memory's answer: the one seam between the two.
 
-Memory answers first (the fused reading list, painted at once); this re-asks Memory for the
-rule's window of that same ordering, re-scores it with the cross-encoder, and hands back the
+Memory answers first (the fused reading list, painted at once); this takes the rule's window
+of that same ordering from `Memory.window` (no second asking), re-scores it with the cross-encoder, and hands back the
 answer with its page re-ordered and `stages["rerank"]` stamped. The owner, the verdict and
 which rows the page holds are never touched: the window reaches past the page (2 x limit) so
 the re-order can promote into it, and the page keeps its size.
@@ -51,32 +51,33 @@ def model_dir_for(settings: Any, fleet_root: str | os.PathLike[str], request: Re
     return path
 
 
-def rerank_answer(
-    memory: Any, answer: Any, request: Any = True, *, top: int | None = None, with_passages: bool = True, **ask_options: Any
-) -> Any:
+def rerank_answer(memory: Any, answer: Any, request: Any = True, *, top: int | None = None) -> Any:
     """`answer` with its reading list re-ordered by the cross-encoder; raises the stage's refusals.
 
-    `ask_options` are the options the answer was asked with (purpose, near, boosts, offset), so
-    the window is the same ordering the page came from.
+    The window is `memory.window(answer, k)`: the same ordering the page came from (the
+    Query the answer carries), re-read from the answer's rankings, so the question is scored
+    once. `top` is the page size the rule sizes the window for; default the answer's own.
     """
     req = RerankRequest.of(request)
     if req is None:
         return answer
     page = len(answer.results)
-    limit = top if top is not None else max(page, 1)
+    if top is None:
+        top = answer.query.top if answer.query is not None else page
+    limit = max(top, 1)
     window = default_rerank_params(limit, RERANK_DEFAULT_TOPK_CEILING).top_k
-    wide = memory.ask(answer.question, top=max(window, page), record_miss=False, with_passages=True, **ask_options)
+    wide = memory.window(answer, max(window, page))
     bases = {b.name: b.root for b in memory.fleet.bases}
     try:
         outcome = rerank_results(
-            answer.question, wide.results, limit, model_dir_for(memory.settings, memory.fleet.root, req), bases,
+            answer.question, wide, limit, model_dir_for(memory.settings, memory.fleet.root, req), bases,
             use_summary=req.use_summary, precision=req.precision,
         )
     except RerankBudgetExceeded as e:
         e.candidates = answer.results  # the page the caller was handed, in its fused order
         raise
     results = outcome.results[:page]
-    if not with_passages:
+    if answer.query is not None and not answer.query.with_passages:
         # The stage needed the text; the caller asked without it: hand the page back in its shape.
         results = tuple(dataclasses.replace(r, passages=()) for r in results)
     return dataclasses.replace(answer, results=results, stages={**answer.stages, "rerank": outcome.stamp})

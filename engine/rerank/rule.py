@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import RerankCallerError
+
 # Off until the receipt exists: K=32 at the fleet's row lengths inside the budget, measured
 # as p95 on the slowest host that serves (seed 001, "The switch, and the receipt that flips it").
 RERANK_DEFAULT_ON = False
@@ -33,12 +35,8 @@ class RerankParams:
 def default_rerank_params(limit: int, candidate_count: int) -> RerankParams:
     """topK = min(candidates, max(32, 2 x limit)) capped at 128; budgetMs = 300."""
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        from .errors import RerankCallerError
-
         raise RerankCallerError(f"limit must be a positive integer, got {limit!r}")
     if isinstance(candidate_count, bool) or not isinstance(candidate_count, int) or candidate_count < 0:
-        from .errors import RerankCallerError
-
         raise RerankCallerError(f"candidate_count must be a non-negative integer, got {candidate_count!r}")
     top_k = min(candidate_count, max(RERANK_DEFAULT_TOPK_FLOOR, 2 * limit), RERANK_DEFAULT_TOPK_CEILING)
     return RerankParams(top_k=top_k, budget_ms=float(RERANK_DEFAULT_BUDGET_MS), applied="default")
@@ -46,8 +44,6 @@ def default_rerank_params(limit: int, candidate_count: int) -> RerankParams:
 
 def explicit_rerank_params(top_k: object, budget_ms: object, candidate_count: int) -> RerankParams:
     """Both numbers or neither: together they are what makes the stage's promise checkable."""
-    from .errors import RerankCallerError
-
     if top_k is None or budget_ms is None:
         raise RerankCallerError(
             "an explicit rerank needs both top_k and budget_ms (or neither, for the fixed rule)"

@@ -1,4 +1,4 @@
-"""The rerank stage's pieces of the `kb` command line, mounted by engine/cli.py.
+"""The rerank stage's pieces of the `kb` command line (rows of engine/cli's verb table).
 
     kb route QUESTION PATH --rerank [--rerank-model DIR] [--rerank-precision int8] [--rerank-summary]
     kb model import SRC DIR [--id ID] [--int8] [--fuse]
@@ -12,8 +12,11 @@ import argparse
 import json
 from typing import Any
 
-from .errors import RerankCallerError
-from .model import PRECISIONS
+from ..fleet import discover
+from ..rerank.errors import RerankCallerError
+from ..rerank.model import PRECISIONS
+from ..rerank.reading import RerankRequest, model_dir_for
+from ..rerank.stage import restamp
 
 
 def add_route_options(parser: argparse.ArgumentParser) -> None:
@@ -37,13 +40,11 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         if named:
             raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
         return {}
-    from .reading import RerankRequest  # on use: a plain route does not pay for the stage
-
     return {"rerank": RerankRequest(model=args.rerank_model, precision=args.rerank_precision, use_summary=args.rerank_summary)}
 
 
-def register(subparsers: Any) -> None:
-    """Add `kb model import` and `kb rerank restamp|bench`."""
+def add_model(subparsers: Any) -> None:
+    """Add `kb model import` (the importer itself is tooling: kbtools/importer.py)."""
     model = subparsers.add_parser("model", help="cross-encoder models for the rerank stage")
     msub = model.add_subparsers(dest="model_command", metavar="COMMAND", required=True)
     imp = msub.add_parser("import", help="convert a Hugging Face BertForSequenceClassification checkpoint (no torch)")
@@ -54,6 +55,9 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--fuse", action="store_true", help="store the graph after onnxruntime's offline BERT fusions (measured slower here)")
     imp.set_defaults(func=cmd_model_import)
 
+
+def add_rerank(subparsers: Any) -> None:
+    """Add `kb rerank restamp|bench` (the benchmark is tooling: kbtools/rerank_bench.py)."""
     rr = subparsers.add_parser("rerank", help="the cross-encoder rerank stage's stamp and benchmark")
     rsub = rr.add_subparsers(dest="rerank_command", metavar="COMMAND", required=True)
     rs = rsub.add_parser("restamp", help="stamp each base with the loaded cross-encoder (future orders differ from past ones)")
@@ -70,7 +74,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_model_import(args: argparse.Namespace) -> int:
-    from .importer import import_checkpoint
+    from kbtools.importer import import_checkpoint  # tooling, and it loads numpy and onnx
 
     rep = import_checkpoint(args.src, args.dst, model_id=args.model_id, int8=args.int8, fuse=args.fuse)
     fused = ("fused " + ", ".join(f"{k} {v}" for k, v in sorted(rep.fused.items()))) if args.fuse else "plain graph (onnxruntime fuses at load)"
@@ -83,10 +87,6 @@ def cmd_model_import(args: argparse.Namespace) -> int:
 
 
 def cmd_restamp(args: argparse.Namespace) -> int:
-    from ..fleet import discover
-    from .reading import RerankRequest, model_dir_for
-    from .stage import restamp
-
     fleet = discover([args.path])
     model_dir = model_dir_for(fleet.settings, fleet.root, RerankRequest(model=args.rerank_model, precision=args.rerank_precision))
     stamps = {b.name: restamp(b.root, model_dir, args.rerank_precision) for b in fleet.bases}
@@ -101,7 +101,7 @@ def cmd_restamp(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import run
+    from kbtools.rerank_bench import run  # tooling, and it loads onnxruntime
 
     res = run(workdir=args.workdir, runs=max(1, args.runs), threads=args.threads)
     if args.json:

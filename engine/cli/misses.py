@@ -1,4 +1,4 @@
-"""`kb misses` and `kb check`: the miss path's verbs, mounted by engine/cli.py.
+"""`kb misses` and `kb check`: the miss path's verbs (rows of engine/cli's verb table).
 
 `kb misses PATH` reads kb-misses.txt back, most asked first, beside today's near misses and
 a proposed alias line; it writes nothing. `kb check PATH` lints every base (engine/check.py
@@ -7,14 +7,21 @@ lists the codes) and exits 1 on an error, or on a warning with --strict.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
-from .errors import KbError
+from ..check import check, summary
+from ..errors import KbError
+from ..fleet import discover
+from ..memory import Memory
+from ..misses import misses_path
+from ..missreview import review_misses
+from ..render import json_line, printable
 
 WIDTH = 100  # where the key lists wrap
 
 
-def register(sub) -> None:
+def add_misses(sub) -> None:
     ms = sub.add_parser(
         "misses",
         help="the questions this fleet could not answer, most asked first, with what nearly caught them",
@@ -24,6 +31,8 @@ def register(sub) -> None:
     ms.add_argument("--json", action="store_true", help="one line of JSON")
     ms.set_defaults(func=cmd_misses)
 
+
+def add_check(sub) -> None:
     ck = sub.add_parser("check", help="lint every base: labels, links, aliases; each finding names file and line")
     ck.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     ck.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
@@ -35,22 +44,15 @@ def register(sub) -> None:
 
 
 def cmd_misses(args) -> int:
-    import sys
-
-    from .memory import Memory
-    from .missreview import review_misses
-
     if args.near < 0:
         raise KbError(f"--near {args.near}: give a count of files, 0 or more")
     mem = Memory(args.paths)
     try:
         report = review_misses(mem, near=args.near)
     except (OSError, UnicodeDecodeError) as e:
-        from .misses import misses_path
-
         raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
     for p in report.problems:
-        print(f"kb: {p}", file=sys.stderr)
+        print(f"kb: {printable(p)}", file=sys.stderr)
     if args.json:
         print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
     else:
@@ -60,8 +62,6 @@ def cmd_misses(args) -> int:
 
 
 def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
-    from .render import printable
-
     path = printable(str(report.path))
     if not report.reviews:
         why = "nothing has been missed yet" if not report.exists else "it holds no entries"
@@ -114,10 +114,6 @@ def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
 
 
 def cmd_check(args) -> int:
-    from .check import check, summary
-    from .fleet import discover
-    from .render import printable
-
     fleet = discover(args.paths)
     findings = check(fleet)
     errors, warnings = summary(findings)
@@ -139,9 +135,3 @@ def cmd_check(args) -> int:
         print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
     return 1 if errors or (args.strict and warnings) else 0
 
-
-def json_line(obj) -> str:
-    """engine.render.json_line, imported when a --json answer is printed."""
-    from .render import json_line as line
-
-    return line(obj)

@@ -1,4 +1,4 @@
-"""The verbs about who answers, mounted by engine/cli.py: kb fleet, boot, remember, serve, list.
+"""The verbs about who answers: kb fleet, boot, remember, serve, list (rows of engine/cli's verb table).
 
 Each one is a thin surface over Memory; nothing here scores or chooses.
 """
@@ -9,15 +9,25 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import KbError
+from ..boot import brief, parse_request
+from ..errors import KbError
+from ..fleet import is_base
+from ..memory import Memory
+from ..names import shown
+from ..remember import render
+from ..render import json_line, printable
+from ..roster import render_roster
+from ..serve import fleet_json, list_notes, serve
 
 
-def register(subparsers) -> None:
+def add_fleet(subparsers) -> None:
     fl = subparsers.add_parser("fleet", help="the roster: who is in the fleet, what each does, where each stops")
     fl.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     fl.add_argument("--json", action="store_true", help="one line of JSON")
     fl.set_defaults(func=cmd_fleet)
 
+
+def add_boot(subparsers) -> None:
     bt = subparsers.add_parser(
         "boot", help="route a message on stdin and print the owning agent's constitution (for a prompt hook)"
     )
@@ -26,6 +36,8 @@ def register(subparsers) -> None:
     bt.add_argument("--text", action="store_true", help="stdin is the message itself, never a JSON envelope")
     bt.set_defaults(func=cmd_boot)
 
+
+def add_remember(subparsers) -> None:
     rm = subparsers.add_parser("remember", help="measure a claim against the notes: ADD, UPDATE or NOOP (never DELETE)")
     rm.add_argument("claim", metavar="CLAIM")
     rm.add_argument("path", metavar="PATH", help="a base or fleet root to measure against, or a new note's .md path")
@@ -36,10 +48,14 @@ def register(subparsers) -> None:
     rm.add_argument("--json", action="store_true", help="one line of JSON")
     rm.set_defaults(func=cmd_remember)
 
+
+def add_serve(subparsers) -> None:
     sv = subparsers.add_parser("serve", help="MCP over stdio: kb_route, kb_retrieve, kb_remember, kb_fleet, kb_list")
     sv.add_argument("paths", nargs="*", metavar="PATH", help="the bases or fleet roots to serve (default: .)")
     sv.set_defaults(func=cmd_serve)
 
+
+def add_list(subparsers) -> None:
     ls = subparsers.add_parser("list", help="the notes of a fleet, a base, or a folder inside one")
     ls.add_argument("path", metavar="PATH", help="a base or fleet root, or a folder or note inside a base")
     ls.add_argument("--json", action="store_true", help="one line of JSON")
@@ -47,15 +63,10 @@ def register(subparsers) -> None:
 
 
 def _memory(paths):
-    from .memory import Memory
-
     return Memory(paths)
 
 
 def cmd_fleet(args) -> int:
-    from .roster import render_roster
-    from .serve import fleet_json
-
     mem = _memory(args.paths)
     if args.json:
         print(json_line(fleet_json(mem)))  # C1 and bidi escaped: safe on a terminal
@@ -70,8 +81,6 @@ def cmd_fleet(args) -> int:
 
 
 def cmd_boot(args) -> int:
-    from .boot import brief, parse_request
-
     # Exit 2 from a prompt hook blocks the person's message in some hosts, so a refusal here
     # is exit 1 (shown, not blocking): the conversation goes on without an identity.
     try:
@@ -79,7 +88,7 @@ def cmd_boot(args) -> int:
         mem = _memory([args.path or req.cwd or "."])
         b = brief(mem, req, session=args.session)
     except KbError as e:
-        print(f"kb boot: {e}", file=sys.stderr)
+        print(f"kb boot: {shown(str(e))}", file=sys.stderr)
         return 1
     if b.text:
         print(b.text)
@@ -92,8 +101,15 @@ def _note_memory(path: str):
     A base or a fleet root is opened whole (None). Anything below a base opens that base, so
     `kb list demo/zed/knowledge` lists zed's folder rather than mistaking it for a base.
     """
-    from .fleet import is_base
+    try:
+        return _note_memory_of(path)
+    except KbError:
+        raise
+    except OSError as e:  # a name too long, a working directory deleted: one line, not a traceback
+        raise KbError(f"{shown(path)}: {e.strerror or e}") from None
 
+
+def _note_memory_of(path: str):
     p = Path(os.path.abspath(Path(path).expanduser()))
     if p.is_dir() and (is_base(p) or _has_child_base(p)):
         return _memory([p]), None
@@ -108,8 +124,6 @@ def _note_memory(path: str):
 
 
 def _has_child_base(p: Path) -> bool:
-    from .fleet import is_base
-
     try:
         return any(c.is_dir() and not c.name.startswith(".") and is_base(c) for c in p.iterdir())
     except OSError:
@@ -117,8 +131,6 @@ def _has_child_base(p: Path) -> bool:
 
 
 def cmd_remember(args) -> int:
-    from .remember import render
-
     mem, note = _note_memory(args.path)
     if args.write and note is None:
         raise KbError(f"{args.path}: --write needs PATH to be the new note's .md path inside a base")
@@ -131,15 +143,10 @@ def cmd_remember(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .serve import serve
-
     return serve(args.paths or ["."])
 
 
 def cmd_list(args) -> int:
-    from .render import printable
-    from .serve import list_notes
-
     mem, inside = _note_memory(args.path)
     listing = list_notes(mem, inside)
     if args.json:
@@ -151,10 +158,3 @@ def cmd_list(args) -> int:
         if n["title"]:
             print(f"    {printable(n['title'])}")
     return 0
-
-
-def json_line(obj) -> str:
-    """engine.render.json_line, imported when a --json answer is printed."""
-    from .render import json_line as line
-
-    return line(obj)

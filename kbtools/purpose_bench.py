@@ -1,4 +1,4 @@
-"""The fusion stage's wall, measured: `python3 -m engine.purpose.bench [--runs N]`.
+"""The fusion stage's wall, measured: `python3 -m kbtools.purpose_bench [--runs N]`.
 
 Synthetic pools of 100, 500 and 1,000 rows drawn from a fixed store of notes with real ages
 (0 to 2 years) and a sparse link graph served from memory; the stage is `order_pool`, i.e.
@@ -63,7 +63,7 @@ def p95(xs: list[float]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m engine.purpose.bench", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python3 -m kbtools.purpose_bench", description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200, help="timed runs per cell (default 200)")
     args = ap.parse_args(argv)
     ids, graph, dates = make_store(STORE)

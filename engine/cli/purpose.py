@@ -1,10 +1,10 @@
-"""The purpose fusion's pieces of the `kb` command line, for engine/cli.py to mount.
+"""The purpose fusion's pieces of the `kb` command line (rows of engine/cli's verb table).
 
     kb route QUESTION PATH --purpose NAME [--near PATH ...] [--boost FIELD=VALUE:AMOUNT ...]
     kb fusion restamp PATH
 
 `add_route_options(route_parser)` adds the three options to `kb route`; `route_kwargs(args)`
-turns them into Memory.ask's keywords; `register(subparsers)` adds `kb fusion restamp`;
+turns them into Memory.ask's keywords; `add_fusion(subparsers)` adds `kb fusion restamp`;
 `explain(fusion)` is the "why this row" lines a text surface prints under a row.
 """
 
@@ -14,8 +14,9 @@ import argparse
 import json
 from typing import Any
 
-from engine.purpose.stamp import restamp, stamp_path
-from engine.purpose.weights import PURPOSE_NAMES
+from ..fleet import discover
+from ..purpose.stamp import restamp, stamp_path
+from ..purpose.weights import PURPOSE_NAMES
 
 
 def add_route_options(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +54,7 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
+def add_fusion(subparsers: Any) -> argparse.ArgumentParser:
     """Add `kb fusion restamp PATH` to a subparsers object; returns the `fusion` parser."""
     fusion = subparsers.add_parser("fusion", help="the purpose fusion's per-base stamp")
     sub = fusion.add_subparsers(dest="fusion_command", metavar="COMMAND", required=True)
@@ -69,8 +70,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_restamp(args: argparse.Namespace) -> int:
     """Restamp every base under args.path; prints one receipt line per base (or JSON)."""
-    from engine.fleet import discover  # deferred: keeps `kb --help` from reading the fleet
-
     fleet = discover([args.path])
     receipts = {b.name: restamp(b.root) for b in fleet.bases}
     if getattr(args, "json", False):

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from engine.atomic import write_atomic
 from .checkpoint import BertGeometry, load_weights, read_config, reference_logits
-from .errors import RerankUnavailable
+from engine.rerank.errors import RerankUnavailable
 
 # The export must agree with the numpy reference this closely, on every logit of the probe.
 IMPORT_TOLERANCE = 1e-4
