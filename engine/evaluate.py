@@ -2,7 +2,9 @@
 
 A gold file holds one question per line, a TAB, and the file(s) that answer it as
 `agent/path` joined by `|`, or `-` when the right move is to decline. `#` lines are
-comments. A malformed line or a file the fleet does not hold is refused with its line
+comments. A file may instead have three columns, question, label, file(s): the label is one
+of LABELS (the seed's blind abstention set), and `kb eval` then also prints how often each
+kind of question was answered confidently, hedged, or declined. A malformed line or a file the fleet does not hold is refused with its line
 number: grading against a key that names nothing would measure nothing.
 """
 
@@ -20,6 +22,10 @@ from .errors import KbError
 from .textfile import read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
+# The abstention set's kinds of question: answered by the fleet; sharing its words but not
+# answered by it; unrelated to it; not a question at all.
+LABELS = ("in-scope", "near", "far", "noise")
+VERDICTS = ("hit", "guess", "nothing")
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,7 @@ class GoldQuestion:
     line: int
     question: str
     files: tuple[str, ...]  # empty: decline
+    label: str | None = None  # one of LABELS in a labelled set
 
     @property
     def answerable(self) -> bool:
@@ -91,6 +98,31 @@ class EvalReport:
     def render(self) -> str:
         return render(self)
 
+    @property
+    def matrix(self) -> list[AbstentionRow]:
+        return abstention_matrix(self.graded)
+
+    def to_json(self) -> dict:
+        return {
+            "gold": self.gold_path,
+            "entries": self.entries,
+            "agents": self.agents,
+            "questions": [
+                {
+                    "line": g.gold.line, "question": g.gold.question, "label": g.gold.label,
+                    "expected": list(g.gold.files), "verdict": g.verdict, "top": g.fused_top,
+                    "keyword_top": g.keyword_top, "owner": g.owner, "score": round(g.score, 4),
+                    "margin": round(g.margin, 4), "file_ok": g.file_ok,
+                }
+                for g in self.graded
+            ],
+            "abstention": [
+                {"label": r.label, "confident": r.hit, "guess": r.guess, "nothing": r.nothing,
+                 "confident_right": r.right, "total": r.total}
+                for r in self.matrix
+            ],
+        }
+
 
 def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
     p = Path(path)
@@ -107,24 +139,65 @@ def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         cols = raw.split("\t")
-        if len(cols) != 2:
-            raise KbError(f"{path}:{n}: expected 2 tab-separated columns (question, file), found {len(cols)}")
-        question, files = cols[0].strip(), cols[1].strip()
+        if len(cols) not in (2, 3):
+            raise KbError(
+                f"{path}:{n}: expected 2 tab-separated columns (question, file) or 3 (question, label, file),"
+                f" found {len(cols)}"
+            )
+        if out and (len(cols) == 3) != (out[0].label is not None):
+            raise KbError(f"{path}:{n}: {len(cols)} columns, but line {out[0].line} has {5 - len(cols)}")
+        question, files = cols[0].strip(), cols[-1].strip()
+        label = cols[1].strip() if len(cols) == 3 else None
         if not question:
             raise KbError(f"{path}:{n}: the question is empty")
+        if label is not None and label not in LABELS:
+            raise KbError(
+                f"{path}:{n}: expected 2 tab-separated columns (question, file) or 3 (question, label, file):"
+                f" label {label!r} is not one of {', '.join(LABELS)}"
+            )
         if files == "-":
-            out.append(GoldQuestion(n, question, ()))
+            if label == "in-scope":
+                raise KbError(f"{path}:{n}: an in-scope question names the file that answers it")
+            out.append(GoldQuestion(n, question, (), label))
             continue
         names = tuple(f.strip() for f in files.split("|") if f.strip())
         if not names:
             raise KbError(f"{path}:{n}: no file named (write '-' for a question to decline)")
+        if label is not None and label != "in-scope":
+            raise KbError(f"{path}:{n}: a {label} question names no file (write '-')")
         for f in names:
             if f not in known_files:
                 raise KbError(f"{path}:{n}: {f} is not a note in this fleet")
-        out.append(GoldQuestion(n, question, names))
+        out.append(GoldQuestion(n, question, names, label))
     if not out:
         raise KbError(f"{path}: no questions in it")
     return out
+
+
+@dataclass(frozen=True)
+class AbstentionRow:
+    label: str
+    hit: int
+    guess: int
+    nothing: int
+    right: int  # confident answers whose top file is one the set names (in-scope only)
+
+    @property
+    def total(self) -> int:
+        return self.hit + self.guess + self.nothing
+
+
+def abstention_matrix(graded: list[GradedQuestion]) -> list[AbstentionRow]:
+    """Confident / guess / nothing per label, for a labelled set (empty otherwise)."""
+    rows = []
+    for label in LABELS:
+        mine = [g for g in graded if g.gold.label == label]
+        if not mine:
+            continue
+        count = Counter(g.verdict for g in mine)
+        right = sum(1 for g in mine if g.verdict == "hit" and g.file_ok)
+        rows.append(AbstentionRow(label, count["hit"], count["guess"], count["nothing"], right))
+    return rows
 
 
 def run_eval(
@@ -248,6 +321,12 @@ def render(r: EvalReport) -> str:
             lines.append(
                 f"       SEPARATES: any floor above {max(miss_scores):.2f} and at most {min(hit_scores):.2f} tells them apart."
             )
+    matrix = r.matrix
+    if matrix:
+        lines += ["", "ABSTAIN   label     confident  guess  nothing   (confident = verdict hit)"]
+        for row in matrix:
+            right = f"   {row.right}/{row.hit} on the right file" if row.label == "in-scope" else ""
+            lines.append(f"          {row.label:<9} {row.hit:>9} {row.guess:>6} {row.nothing:>8}{right}")
     if r.fused_us:
         fm, km = statistics.median(r.fused_us), statistics.median(r.keyword_us)
         lines += [

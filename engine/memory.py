@@ -38,6 +38,7 @@ from .answer import (
     Timings,
 )
 from .catalogue import Catalogue, Scored, make_entry
+from .covered import COVERAGE_RULE_ON, coverage
 from .classifier import Classifier, choose
 from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
@@ -313,9 +314,12 @@ class Memory:
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
         top_score = scored[0].score if scored else 0.0
+        verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
+        if verdict == "hit" and COVERAGE_RULE_ON:
+            verdict = self._covered_verdict(scored[0].entry, words)
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
-            keyword=keyword, verdict=gate_mod.verdict_for(top_score, snap.catalogue.n), agent=agent,
+            keyword=keyword, verdict=verdict, agent=agent,
             started=t0, keyword_ms=keyword_ms,
         )
 
@@ -473,6 +477,13 @@ class Memory:
         )
 
     # -- the legs ----------------------------------------------------------------------
+
+    def _covered_verdict(self, top, q_terms: list[str]) -> str:
+        """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
+        idx = self.indexes.get(top.base)
+        label = " ".join((top.title, top.purpose, *top.keys))
+        held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
+        return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str]) -> list[TextHit]:
         hits: list[TextHit] = []

@@ -36,3 +36,8 @@ alta baixo baixa longo curto cheio vazio real certo errado
 """
 
 STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _PORTUGUESE).split())
+
+# Each language's share of a text's stopwords says which language it is written in
+# (engine/stemming.py); a word both lists hold (`as`, `me`, `no`, `so`) counts for both.
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(_ENGLISH.split())
+PORTUGUESE_STOPWORDS: frozenset[str] = frozenset(_PORTUGUESE.split())

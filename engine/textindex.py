@@ -454,6 +454,10 @@ class TextIndex:
         FTS5 matches best and the first few, so a passage never costs reading the whole note."""
         return self._guard(_passage_candidates, path, terms, cap)
 
+    def terms_held(self, path: str, terms: list[str]) -> set[str]:
+        """Which of `terms` this note's indexed text holds (the coverage rule, engine/covered.py)."""
+        return self._guard(_terms_held, path, terms)
+
     # -- writing ---------------------------------------------------------------------
 
     def stale(self) -> bool:
@@ -927,6 +931,22 @@ def _passage_candidates_in_snapshot(con: sqlite3.Connection, path: str, terms: l
                 found[r[0]] = r
         rows = sorted(found.values())
     return [(r[0] - lo, (r[1], r[2], r[3])) for r in rows]
+
+
+def _terms_held(con: sqlite3.Connection, path: str, terms: list[str]) -> set[str]:
+    row = con.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if not row:
+        return set()
+    lo = row[0] << FILE_SHIFT
+    held = set()
+    for t in terms:
+        hit = con.execute(
+            "SELECT 1 FROM chunks WHERE chunks MATCH ? AND rowid >= ? AND rowid < ? LIMIT 1",
+            (fts_expression([t]), lo, lo + (1 << FILE_SHIFT)),
+        ).fetchone()
+        if hit:
+            held.add(t)
+    return held
 
 
 def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[str | None, bytes | None, str | None]:

@@ -187,6 +187,7 @@ def test_an_update_stores_the_table_only_for_a_base_that_prunes(tmp_path, monkey
 
 def test_a_fleet_without_questions_gets_them_from_its_labels(demo, capsys):
     (demo / "gold.tsv").unlink()
+    (demo / "questions.tsv").unlink()  # the demo's abstention set is a question set too
     r = json.loads(_run(capsys, str(demo), "--json", "--repeat", "1", "--no-fresh", "--no-index", "--no-bm25s",
                         "--quiet"))
     assert r["questions"]["source"] == "drawn from the labels"

@@ -52,8 +52,8 @@ def cmd_route(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed, min_asks=args.asks)
-    print(report.render())
+    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
+    print(json_line(report.to_json()) if args.json else report.render())
     return 0
 
 
@@ -82,6 +82,7 @@ def add_eval(sub) -> None:
     ev.add_argument("paths", nargs="+", metavar="PATH")
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
     ev.add_argument("--asks", type=int, default=1000, metavar="N", help="asks timed for SPEED (default 1000)")
+    ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")
     ev.set_defaults(func=cmd_eval)
 
 
