@@ -1,7 +1,7 @@
 """The one answer object every surface renders (CLI text, JSON, the reading room, MCP).
 
 `Memory.ask` builds it; nothing else assembles a pipeline. Field names follow the JSON of
-seed 000 (`kb route --json`), so `to_json()` is a plain walk over these dataclasses.
+"How the Catalogue Ranks" (`kb route --json`), so `to_json()` is a plain walk over these dataclasses.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ class Answer:
         return self.gate.served
 
     def to_json(self) -> dict[str, Any]:
-        """The wire form of `kb route --json`; keys as seed 000 prints them."""
+        """The wire form of `kb route --json`; keys as "How the Catalogue Ranks" prints them."""
         agent = self.agent
         out: dict[str, Any] = {
             "agent": {

@@ -1,6 +1,6 @@
 """The keyword scorer: the labels, the title, the file name and the purpose line.
 
-Per entry, the exact rules of seed 000:
+Per entry, the exact rules of "How the Catalogue Ranks":
 - a one-word key scores W_KEYWORD x idf(word) when the question has the word;
 - a multi-word key scores W_PHRASE x mean idf(its words) when its normalised form appears
   whole in the normalised question; a phrase does not lend its words to the one-word keys,

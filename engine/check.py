@@ -26,7 +26,7 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
                 the fleet, so the line adds nothing
   W06  warning  thin keyword line: under 12 keys. A question uses words the writer did not
                 think of; aim for 30, in both languages, including the words somebody types
-                from inside the problem (seed 000, "Writing a label")
+                from inside the problem ("How the Catalogue Ranks", "Writing a label")
   W07  warning  unsearchable key: a written key that collapses after stopwords into one
                 different word or into nothing, as `nao contestar` became `contestar`,
                 its own opposite

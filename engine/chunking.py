@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .notes import Section
 
-CHUNK_CHARS = 1800  # seed 000: sections over ~1800 chars are windowed
+CHUNK_CHARS = 1800  # "How the Catalogue Ranks": sections over ~1800 chars are windowed
 CHUNK_OVERLAP = 300  # and each window repeats the last 300 chars of the one before
 # A cut looks back this far for a blank line before it settles for a hard cut.
 _CUT_SLACK = 600

@@ -15,7 +15,7 @@ answering because a model was unavailable, and a dead classifier is never mistak
 fleet that has none.
 
 A cascade that asks the classifier only when the fold does not dominate its field was built
-and rejected (seed 000, "Why not a score, once more"): it routed a deployment question to
+and rejected ("How the Catalogue Ranks", "Why not a score, once more"): it routed a deployment question to
 marketing in 971 ms because one word matched three marketing notes. The fold's score does
 not know when it is wrong, so a gate on it inherits the blindness. The constant is kept so
 the idea is met rather than rediscovered; nothing reads it.
@@ -142,7 +142,7 @@ def run(command: str, dossier: str, *, root: Path, timeout_ms: int, roster: Rost
     """Start the classifier in an empty directory outside the fleet, dossier on stdin.
 
     The working directory matters: a CLI runtime inspects the directory it starts in, and
-    started at a fleet root it read 11,510 files on every message (seed 000: 43 to 48 s
+    started at a fleet root it read 11,510 files on every message ("How the Catalogue Ranks": 43 to 48 s
     against a hook budget of 30). Outside the fleet rather than under .kb/, because a
     runtime that walks up looking for instruction files would find the fleet's own.
     """

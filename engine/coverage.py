@@ -1,7 +1,7 @@
 """What a surface says about coverage, worded once.
 
 The desk, the hook (`kb boot`), the reading room, JSON and MCP all print these lines from
-here, so one wrong answer cannot be worded three ways. UNCOVERED_LINE is seed 000's sentence
+here, so one wrong answer cannot be worded three ways. UNCOVERED_LINE is "How the Catalogue Ranks"'s sentence
 verbatim.
 """
 
@@ -18,7 +18,7 @@ UNCOVERED_LINE = (
     "should exist for it."
 )
 # Adjacent names the nearest agent and says plainly that answering from there is a stretch,
-# and what the honest options are (seed 000).
+# and what the honest options are ("How the Catalogue Ranks").
 ADJACENT_LINE = (
     "VESTA: no agent in this fleet owns {subject}. {owner} is the nearest: {reason} Answering from there is "
     "a stretch; the honest options are to give {owner} the knowledge or to create an agent for {subject}."

@@ -19,7 +19,7 @@ from .answer import AgentTotal, KeywordHit
 from .clean import flat
 from .roster import Roster
 
-EVIDENCE_LINES = 5  # seed 000: "up to five lines of evidence"
+EVIDENCE_LINES = 5  # "How the Catalogue Ranks": "up to five lines of evidence"
 ANSWER_FIELDS = ("SUBJECT", "REASON", "COVERAGE", "OWNER")
 COVERAGES = ("covered", "adjacent", "uncovered")
 

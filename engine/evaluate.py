@@ -1,4 +1,4 @@
-"""`kb eval`: grade the fleet against an answer key, the way seed 000 prints it.
+"""`kb eval`: grade the fleet against an answer key, the way "How the Catalogue Ranks" prints it.
 
 A gold file holds one question per line, a TAB, and the file(s) that answer it as
 `agent/path` joined by `|`, or `-` when the right move is to decline. `#` lines are

@@ -15,7 +15,7 @@ from pathlib import Path
 from .fleet import FLEET_FILE, Fleet
 from .render import one_line
 
-# seed 000: the classifier's budget when fleet.txt names none. A hook's own budget is 30 s,
+# "How the Catalogue Ranks": the classifier's budget when fleet.txt names none. A hook's own budget is 30 s,
 # so a slower classifier would be cut off by its host anyway.
 CLASSIFIER_TIMEOUT_MS_DEFAULT = 30_000
 AGENT_FILE = "agent.txt"

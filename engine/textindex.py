@@ -42,7 +42,7 @@ from .names import is_valid_text, shown
 
 SCHEMA_VERSION = 3
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
-PRUNE_ABOVE_CHUNKS = 10_000  # seed 000: above this, the commonest terms leave the expression
+PRUNE_ABOVE_CHUNKS = 10_000  # "How the Catalogue Ranks": above this, the commonest terms leave the expression
 PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves nothing in BM25
 # FTS5's own record of its row count and each column's token total (fts5_index.c,
 # FTS5_AVERAGES_ROWID): the chunk count without `count(*)`, which reads every row.
@@ -772,7 +772,7 @@ def refresh_common_terms(con: sqlite3.Connection, min_chunks: int | None = None)
 
 
 def terms_to_send(con: sqlite3.Connection, terms: list[str], prune_above: int = PRUNE_ABOVE_CHUNKS) -> list[str]:
-    """The question's terms less those pruning drops (seed 000: above `prune_above` chunks,
+    """The question's terms less those pruning drops ("How the Catalogue Ranks": above `prune_above` chunks,
     a term in more than PRUNE_DF_FRACTION of them leaves the expression)."""
     return _send(con, terms, prune_above)[0]
 

@@ -73,7 +73,7 @@ def test_uncovered_prints_the_seeds_one_line_on_every_surface(example):
     assert (a.agent.name, a.agent.coverage, a.agent.chosen_by) == (None, "uncovered", "classifier")
     expected = UNCOVERED_SEED.format(subject=a.agent.subject, reason=a.agent.reason)
     assert a.agent.subject == "acao bolsa comprar"
-    assert UNCOVERED_LINE.format(subject=a.agent.subject, reason=a.agent.reason) == expected  # verbatim, seed 000
+    assert UNCOVERED_LINE.format(subject=a.agent.subject, reason=a.agent.reason) == expected  # verbatim, "How the Catalogue Ranks"
     assert coverage_line(a.agent) == expected
     text = run_kb("route", UNCOVERED, str(example))
     hybrid = run_kb("route", UNCOVERED, str(example), "--hybrid")

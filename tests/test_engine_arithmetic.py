@@ -1,4 +1,4 @@
-"""The arithmetic of seed 000, pinned: floor, idf, fusion, normalisation, phrases, best chunk."""
+"""The arithmetic of "How the Catalogue Ranks", pinned: floor, idf, fusion, normalisation, phrases, best chunk."""
 
 from __future__ import annotations
 

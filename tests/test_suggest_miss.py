@@ -1,7 +1,7 @@
 """What a miss returns: the base's own label vocabulary spelled like the question, with its limit.
 
 The two demo printouts are run through the real `kb` command, against a private copy of the
-demo fleet, and compared with seed 000 line for line.
+demo fleet, and compared with "How the Catalogue Ranks" line for line.
 """
 
 from __future__ import annotations

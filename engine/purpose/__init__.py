@@ -1,4 +1,4 @@
-"""Purpose fusion (seed 001, "Fusion and purposes"): an integer, fully explained ordering
+"""Purpose fusion ("The rerank stage", "Fusion and purposes"): an integer, fully explained ordering
 of the fused reading list's candidate pool. It re-orders passages only; the owner and the
 verdict stay the keyword ranking's. Pure stdlib, never imports textual.
 """

@@ -1,4 +1,4 @@
-"""The cross-encoder rerank stage (seed 001): re-orders the fused reading list, never the verdict.
+"""The cross-encoder rerank stage ("The rerank stage"): re-orders the fused reading list, never the verdict.
 
 This package imports nothing heavy at import time; onnxruntime, tokenizers, onnx and numpy
 load inside the functions that need them, so `import engine` stays fast.

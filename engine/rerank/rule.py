@@ -1,4 +1,4 @@
-"""The fixed rule (seed 001): what a default rerank does is a function of the request alone.
+"""The fixed rule ("The rerank stage"): what a default rerank does is a function of the request alone.
 
 No core count, no measured throughput, no adaptive K: hardware may change the wait, never
 the answer. A host that cannot finish inside the budget refuses by name with its numbers.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .errors import RerankCallerError
 
 # Off until the receipt exists: K=32 at the fleet's row lengths inside the budget, measured
-# as p95 on the slowest host that serves (seed 001, "The switch, and the receipt that flips it").
+# as p95 on the slowest host that serves ("The rerank stage", "The switch, and the receipt that flips it").
 RERANK_DEFAULT_ON = False
 # 2 x limit with a floor of 32: a re-order that cannot reach past its page promotes nothing into it.
 RERANK_DEFAULT_TOPK_FLOOR = 32

@@ -1,4 +1,4 @@
-"""The rerank stage (seed 001): re-score the head of the fused reading list with a cross-encoder.
+"""The rerank stage ("The rerank stage"): re-score the head of the fused reading list with a cross-encoder.
 
 It re-orders the passages a reader is handed and nothing else: never the owner, never the
 verdict, never which rows are on the page. Every rule here is the seed's:
