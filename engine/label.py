@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from .stopwords import STOPWORDS
 from .normalize import terms, words
 from .notes import parse_note
 
@@ -139,8 +140,6 @@ def _phrases(ws: list[str]) -> list[str]:
 
 def _term_stream(lines: list[str]) -> list[str | None]:
     """Folded words with stopwords and line breaks as None, so a phrase never spans either."""
-    from .stopwords import STOPWORDS
-
     out: list[str | None] = []
     for line in lines:
         for w in words(line):

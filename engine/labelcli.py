@@ -17,7 +17,16 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .atomic import write_atomic
 from .errors import KbError
+from .evaluate import run_eval
+from .fleet import discover
+from .label import apply, digest, fleet_stats, propose
+from .memory import Memory
+from .misses import misses_path, read_log
+from .notes import is_map_file
+from .render import json_line, printable
+from .textindex import list_notes
 
 GOLD_FILE = "gold.tsv"
 
@@ -66,9 +75,6 @@ class Effect:
 def collect(fleet, memory=None) -> list[NoteProposal]:
     """Every proposal across the fleet's bases, the miss log's questions placed on the note
     their text search lands on first."""
-    from .label import fleet_stats, propose
-    from .notes import is_map_file
-    from .textindex import list_notes
 
     files: dict[tuple[str, str], bytes] = {}
     for b in fleet.bases:
@@ -98,7 +104,6 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
 
 
 def _miss_questions(fleet) -> list[str]:
-    from .misses import misses_path, read_log
 
     try:
         return [e.question for e in read_log(misses_path(fleet.root))]
@@ -109,8 +114,6 @@ def _miss_questions(fleet) -> list[str]:
 def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
     """Ask the same questions of the fleet as it is and of a private copy with every proposal
     written; nothing under the reader's folder changes."""
-    from .label import apply
-    from .memory import Memory
 
     eff = Effect()
     questions = _miss_questions(fleet)
@@ -154,7 +157,6 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
 
 
 def _grade(memory, gold: Path) -> dict:
-    from .evaluate import run_eval
 
     r = run_eval(memory, gold, speed=False)
     ans = r.answerable
@@ -169,8 +171,6 @@ def _grade(memory, gold: Path) -> dict:
 
 def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> tuple[list[str], list[str]]:
     """Write the chosen proposals; returns (written ids, one-line refusals)."""
-    from .atomic import write_atomic
-    from .label import apply, digest
 
     chosen = _choose(proposals, wanted)
     written, refused = [], []
@@ -227,8 +227,6 @@ def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NotePropos
 
 
 def cmd_label(args) -> int:
-    from .fleet import discover
-    from .memory import Memory
 
     fleet = discover(args.paths)
     memory = Memory(args.paths)
@@ -239,7 +237,6 @@ def cmd_label(args) -> int:
     if args.write is not None:
         written, refused = write(proposals, args.write, merge=args.merge)
     if args.json:
-        from .render import json_line
 
         print(json_line({
             "root": str(fleet.root),
@@ -257,7 +254,6 @@ def cmd_label(args) -> int:
 
 def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str], refused: list[str],
            *, wrote: bool) -> str:
-    from .render import printable
 
     if not proposals:
         return "kb label: every note has a label of 12 keys or more; nothing to propose"

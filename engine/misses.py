@@ -216,9 +216,8 @@ def ensure_ignored(path: Path) -> None:
     if not any(line.strip() in (".kb/", ".kb", "**/.kb/") for text, _ in sources for line in text.splitlines()):
         missing.append(".kb/")
     if missing:
-        # A linked .gitignore was read from elsewhere: rewriting it would copy that file's lines
-        # into this work tree. Refused, and so is the miss: an unignored log would be committed.
-        refuse_links(gi)
+        # Only the exclude file is ever written, never a .gitignore: a linked .gitignore is read
+        # (to see what it covers) and nothing of it is copied anywhere.
         sep = "" if not current or current.endswith("\n") else "\n"
         try:
             exclude.parent.mkdir(exist_ok=True)

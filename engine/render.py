@@ -14,6 +14,7 @@ from .clean import escaped
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .names import repaired, shown
+from .question import MAX_QUESTION_CHARS
 from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .terms import fusion_parts
 from .textindex import IndexReport
@@ -48,8 +49,6 @@ def one_line(s: str) -> str:
 
 
 def header(a: Answer) -> list[str]:
-    from .question import MAX_QUESTION_CHARS
-
     out = [f"question: {one_line(a.question)}"]
     if a.question_chars:
         out.append(f"cut:      the question has {a.question_chars:,} characters; only the first "

@@ -117,18 +117,19 @@ def test_out_of_descriptors_anyway_the_true_cause_is_named(tmp_path):
         (fleet / f"a{i:02d}").mkdir()
         (fleet / f"a{i:02d}" / "index.md").write_text(f"# Agent {i}\n\nSearch for: topic{i}\n\nNotes.\n")
 
-    def crowded():  # in the child before exec: descriptors 3-55 point at /dev/null, kept across exec
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-        null = os.open(os.devnull, os.O_RDONLY)
-        for n in range(3, 56):
-            if n != null:
-                os.dup2(null, n, inheritable=True)
-        os.set_inheritable(null, True)
-
-    r = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "index", str(fleet)], cwd=REPO, capture_output=True, text=True,
-        timeout=120, close_fds=False, preexec_fn=crowded,
+    # The crowding happens in the child itself, before kb runs: a preexec_fn that dup2()s over
+    # low descriptors can clobber subprocess's own error pipe, whose number varies by host.
+    crowd = (
+        "import os, resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "null = os.open(os.devnull, os.O_RDONLY)\n"
+        "for n in range(3, 56):\n"
+        "    if n != null:\n"
+        "        os.dup2(null, n)\n"
+        "from engine.cli import main\n"
+        f"sys.exit(main(['index', {str(fleet)!r}]))\n"
     )
+    r = subprocess.run([sys.executable, "-c", crowd], cwd=REPO, capture_output=True, text=True, timeout=120)
     out = r.stdout + r.stderr
     assert "Traceback" not in out, out[-3000:]
     refused = [line for line in r.stderr.splitlines() if "cannot be written" in line]

@@ -18,7 +18,7 @@ RUNTIME = sorted(p for pkg in ("engine", "kbtui") for p in (REPO / pkg).rglob("*
 # Measurement tooling times the legs bare, past Memory, by design; it is bound for kbtools/.
 TOOLING = {"engine/bench.py", "engine/benchcli.py", "engine/haystack.py", "kbtui/bench.py"}
 INDEX_OWNERS = {"engine/memory.py"}
-HEAVY = {"onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
+HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 
 

@@ -17,6 +17,7 @@ from ..memory import Memory
 from ..misses import misses_path
 from ..missreview import review_misses
 from ..render import json_line, printable
+from ..textindex import list_notes
 
 WIDTH = 100  # where the key lists wrap
 
@@ -152,8 +153,6 @@ def cmd_check(args) -> int:
 def fold_unlabelled(fleet, findings) -> dict[str, tuple[int, int]]:
     """Bases where most notes lack a label: {base: (unlabelled, notes)}. One error per note
     there would bury the real findings (a broken link) under a plain folder's first run."""
-    from ..textindex import list_notes
-
     by_base: dict[str, int] = {}
     for f in findings:
         if f.code == "E02":
