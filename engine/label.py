@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .stopwords import STOPWORDS
+from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notes import parse_note
 
@@ -28,7 +29,6 @@ MAX_PHRASES = 4
 MAX_WORDS = 6
 MAX_PURPOSE_CHARS = 160
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 # Lines that are not prose: tables, html, admonitions, link references, images, front matter.
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
@@ -106,7 +106,7 @@ def prose_lines(text: str) -> list[str]:
                 start = i + 1
                 break
     for line in lines[start:]:
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence or _HEADING.match(line) or _NOT_PROSE.match(line):
@@ -118,7 +118,7 @@ def prose_lines(text: str) -> list[str]:
 def headings(text: str) -> list[tuple[int, str]]:
     out, in_fence = [], False
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             in_fence = not in_fence
             continue
         m = None if in_fence else _HEADING.match(line)
