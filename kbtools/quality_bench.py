@@ -2,9 +2,10 @@
 
     python3 -m kbtools.quality_bench --collection DIR [--collection DIR ...] [--queries N]
 
-DIR is a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or the
+DIR is a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels/test.tsv), the
 Cranfield collection as three JSON files (cran_docs.json, cran_queries.json,
-cran_qrels.json); docs/quality.md says where to get them. Each document becomes a markdown
+cran_qrels.json), or NFCorpus's test split as its authors distribute it (test.docs,
+test.titles.queries, test.2-1-0.qrel); docs/quality.md says where to get them. Each document becomes a markdown
 note (title as `#` heading, then its text; no labels) in a generated base in a temporary
 folder, indexed by the engine. Prints nDCG@10 (graded gains) and MAP@100 (any positive
 grade is relevant) for:
@@ -52,7 +53,10 @@ def load_collection(folder: Path) -> Collection:
         return _load_cranfield(folder)
     if (folder / "corpus.jsonl").is_file():
         return _load_beir(folder)
-    raise SystemExit(f"{folder}: neither a BEIR folder (corpus.jsonl) nor Cranfield JSON (cran_docs.json)")
+    if (folder / "test.docs").is_file():
+        return _load_nfcorpus(folder)
+    raise SystemExit(f"{folder}: not a BEIR folder (corpus.jsonl), Cranfield JSON (cran_docs.json)"
+                     " or NFCorpus (test.docs)")
 
 
 def _load_cranfield(folder: Path) -> Collection:
@@ -92,6 +96,31 @@ def _load_beir(folder: Path) -> Collection:
     return Collection(folder.name, docs, {k: v for k, v in queries.items() if k in qrels}, qrels)
 
 
+def _load_nfcorpus(folder: Path) -> Collection:
+    """NFCorpus's test split in its authors' own files: the same 323 judged questions and
+    12,334 judgements as BEIR's NFCorpus test set (BEIR took the 2-1-0 grades and the
+    titles queries). The documents come lowercased, stopwords and numbers removed, title and
+    abstract run together, so every system here reads the same already-filtered text and the
+    figures are not those published on BEIR's raw text."""
+    docs = {}
+    with open(folder / "test.docs", encoding="utf-8") as f:
+        for line in f:
+            doc_id, _, text = line.rstrip("\n").partition("\t")
+            docs[doc_id] = ("", text.strip())
+    queries = {}
+    with open(folder / "test.titles.queries", encoding="utf-8") as f:
+        for line in f:
+            q_id, _, text = line.rstrip("\n").partition("\t")
+            queries[q_id] = text.strip()
+    qrels: dict[str, dict[str, int]] = {}
+    with open(folder / "test.2-1-0.qrel", encoding="utf-8") as f:
+        for line in f:
+            q_id, _, doc_id, grade = line.split()
+            if int(grade) > 0:
+                qrels.setdefault(q_id, {})[doc_id] = int(grade)
+    return Collection("nfcorpus", docs, {k: v for k, v in queries.items() if k in qrels}, qrels)
+
+
 # -- metrics ---------------------------------------------------------------------------
 
 
@@ -116,14 +145,16 @@ def average_precision(ranked: list[str], grades: dict[str, int], k: int = CUTOFF
 
 
 def write_base(col: Collection, root: Path) -> dict[str, str]:
-    """One note per document; returns note path -> document id."""
+    """One note per document; returns note path -> document id. A document without a title
+    (NFCorpus runs its title into the text) becomes a note without a heading: a made-up
+    heading such as its id would put the same words in every note's heading column."""
     notes = root / "notes"
     notes.mkdir(parents=True)
     by_path = {}
     for i, (doc_id, (title, text)) in enumerate(sorted(col.docs.items())):
         rel = f"notes/d{i:06d}.md"
-        heading = " ".join(title.split()) or f"Document {doc_id}"
-        (root / rel).write_text(f"# {heading}\n\n{text}\n", encoding="utf-8")
+        heading = " ".join(title.split())
+        (root / rel).write_text(f"# {heading}\n\n{text}\n" if heading else f"{text}\n", encoding="utf-8")
         by_path[rel] = doc_id
     return by_path
 
