@@ -29,15 +29,24 @@ esses essas este esta estes estas ser sou era foi sao estou estao estava ter tem
 vou vai vamos pode posso podemos deve devo fazer faz quero quer dar e ou mas se que qual
 quais como quem quanto quanta quantos quantas quando onde porque nao sim ja la mais menos
 muito muita muitos muitas tambem ai so apenas ainda agora hoje tudo todo toda todos todas
-outro outra entao assim aqui ali new old first last next small big large good bad best worst
-high low long short full real true false novo nova novos novas velho velha primeiro primeira
+outro outra entao assim aqui ali
+"""
+
+# The reference's run of generic adjectives: English words, though the reference lists them
+# in its Portuguese block (they count toward English when telling a text's language).
+_ADJECTIVES = """
+new old first last next small big large good bad best worst high low long short full real true false
+"""
+
+_PORTUGUESE_ADJECTIVES = """
+novo nova novos novas velho velha primeiro primeira
 ultimo ultima proximo proxima pequeno pequena grande grandes bom boa ruim melhor pior alto
 alta baixo baixa longo curto cheio vazio real certo errado
 """
 
-STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _PORTUGUESE).split())
+STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _PORTUGUESE + _ADJECTIVES + _PORTUGUESE_ADJECTIVES).split())
 
 # Each language's share of a text's stopwords says which language it is written in
 # (engine/stemming.py); a word both lists hold (`as`, `me`, `no`, `so`) counts for both.
-ENGLISH_STOPWORDS: frozenset[str] = frozenset(_ENGLISH.split())
-PORTUGUESE_STOPWORDS: frozenset[str] = frozenset(_PORTUGUESE.split())
+ENGLISH_STOPWORDS: frozenset[str] = frozenset((_ENGLISH + _ADJECTIVES).split())
+PORTUGUESE_STOPWORDS: frozenset[str] = frozenset((_PORTUGUESE + _PORTUGUESE_ADJECTIVES).split())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.stemming import language_of, stem_question, stem_text
+from engine.stemming import language_of, note_language, stem_question, stem_text
 from engine.normalize import words
 
 
@@ -32,7 +32,21 @@ def test_a_note_is_stemmed_in_the_language_its_stopwords_say():
     assert language_of(words("how long does a muscle take to recover after the session")) == "english"
     assert language_of(words("proteina whey")) is None
     # English stemming leaves 'treinos' nearly whole; Portuguese takes it to 'trein'.
-    assert stem_text("os treinos da semana") == "os trein da seman"
+    assert stem_text("os treinos da semana que vem") == "os trein da seman que vem"
+
+
+def test_one_stopword_repeated_does_not_decide_a_language():
+    # NFCorpus's published abstracts have their English stopwords removed and every number
+    # replaced by `num`, a Portuguese stopword; abbreviations (`se`, `eu`, vitamin `e`) add
+    # a few more. Counted by occurrence they read as Portuguese; by distinct words they do not.
+    abstract = "statin num breast cancer num patients num num cohort se risk num"
+    assert note_language([abstract]) == "english"
+    assert stem_text(abstract) == " ".join(stem_text(w, "english") for w in abstract.split())
+
+
+def test_the_generic_adjectives_count_as_english():
+    # The reference list runs `high low long short ...` inside its Portuguese block.
+    assert language_of(words("high fat low carb long term short chain")) == "english"
 
 
 def test_a_question_that_does_not_say_its_language_asks_for_both_stems():
