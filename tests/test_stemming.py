@@ -22,6 +22,32 @@ def test_portuguese_plural_gender_and_verb_forms_share_a_stem():
     assert not _same_stem("proteina", "treino", "portuguese")
 
 
+def test_portuguese_endings_snowball_reads_accented_meet_typed_either_way():
+    families = [
+        # the noun of a verb, with and without its accents, singular and plural
+        ["recuperar", "recuperação", "recuperacao", "recuperações", "recuperacoes", "recuperando"],
+        ["informar", "informação", "informacao", "informações", "informacoes"],
+        # plural of -ão and of -ção, which Snowball leaves apart from the singular
+        ["decisão", "decisao", "decisões", "decisoes"],
+        ["produção", "producao", "produções", "producoes"],
+        ["opinião", "opiniões", "opinioes"],
+        ["irmão", "irmãos", "irmaos", "irmao"],
+        # adjectives in -ável / -ível, nouns in -ância / -ência
+        ["confiável", "confiavel", "confiáveis", "confiaveis"],
+        ["importância", "importancia", "importante"],
+        ["frequência", "frequencia", "frequências"],
+        # the imperfect, accented in its ending
+        ["comíamos", "comiamos", "comia"],
+        ["estávamos", "estavamos", "estava"],
+    ]
+    for family in families:
+        stems = {stem_text(w, "portuguese") for w in family}
+        assert len(stems) == 1, (family, stems)
+    # short words keep their ending: `maes` (mothers) is not `mao` (hand), `caos` not `cao`
+    assert not _same_stem("maes", "mao", "portuguese")
+    assert not _same_stem("caos", "cao", "portuguese")
+
+
 def test_english_plural_and_verb_forms_share_a_stem():
     for a, b in [("landing", "landings"), ("review", "reviewing"), ("deploys", "deployed")]:
         assert _same_stem(a, b, "english"), (a, b)
