@@ -60,3 +60,32 @@ def test_a_run_prints_every_system_for_the_collection(tmp_path):
     # and the exact-word legs can still find it by 'flutter'; every system finds d1 for q1.
     assert res["text stemmed"][0] >= res["fts5 bare"][0]
     assert res["text stemmed"][0] > 0.9
+
+
+def test_nfcorpus_as_its_authors_distribute_it(tmp_path):
+    """The test split's own files: tab-separated documents (title run into the text) and
+    questions, TREC qrels graded 2-1-0 where grade 0 is not relevant."""
+    from pathlib import Path
+
+    from kbtools.quality_bench import load_collection, write_base
+
+    folder = tmp_path / "nf"
+    folder.mkdir()
+    (folder / "test.docs").write_text(
+        "MED-1\tstatin breast cancer survival cohort statins users num\n"
+        "MED-2\tvitamin d deficiency bone loss\n"
+        "MED-3\tcoffee consumption mortality num num\n", encoding="utf-8")
+    (folder / "test.titles.queries").write_text(
+        "PLAIN-1\tstatins and breast cancer\nPLAIN-2\tcoffee\nPLAIN-3\tunjudged question\n", encoding="utf-8")
+    (folder / "test.2-1-0.qrel").write_text(
+        "PLAIN-1\t0\tMED-1\t2\nPLAIN-1\t0\tMED-2\t1\nPLAIN-2\t0\tMED-3\t2\nPLAIN-2\t0\tMED-1\t0\n", encoding="utf-8")
+    col = load_collection(folder)
+    assert col.name == "nfcorpus"
+    assert col.docs["MED-2"] == ("", "vitamin d deficiency bone loss")
+    assert col.queries == {"PLAIN-1": "statins and breast cancer", "PLAIN-2": "coffee"}
+    assert col.qrels == {"PLAIN-1": {"MED-1": 2, "MED-2": 1}, "PLAIN-2": {"MED-3": 2}}
+    by_path = write_base(col, tmp_path / "base")
+    # No title: the note is the text alone, no made-up heading.
+    first = next(p for p, d in by_path.items() if d == "MED-1")
+    assert (tmp_path / "base" / first).read_text(encoding="utf-8") == "statin breast cancer survival cohort statins users num\n"
+    assert Path(first).suffix == ".md"
