@@ -92,11 +92,31 @@ def _accented(word: str) -> str:
     return word
 
 
+# Folded word -> its Portuguese stem. The ending table costs a Python loop per word, which
+# would triple the time Portuguese notes take to index; a fleet's vocabulary repeats, so
+# each distinct word pays it once. Capped so a huge base cannot grow it without end.
+_PORTUGUESE_STEMS: dict[str, str] = {}
+_PORTUGUESE_STEMS_MAX = 1 << 18
+
+
+def _portuguese_stems(tokens: list[str]) -> list[str]:
+    known = _PORTUGUESE_STEMS
+    new = [t for t in set(tokens) if t not in known]
+    if new:
+        stems = _stemmer("portuguese").stemWords([_accented(t) for t in new])
+        found = dict(zip(new, (s if s.isascii() else fold(s) for s in stems)))
+        if len(known) + len(found) <= _PORTUGUESE_STEMS_MAX:
+            known.update(found)
+        else:
+            found.update((t, known[t]) for t in set(tokens) if t in known)
+            return [found[t] for t in tokens]
+    return [known[t] for t in tokens]
+
+
 def stem_words(tokens: list[str], language: str) -> list[str]:
-    if language != "portuguese":
-        return _stemmer(language).stemWords(tokens)
-    stems = _stemmer(language).stemWords([_accented(t) for t in tokens])
-    return [s if s.isascii() else fold(s) for s in stems]
+    if language == "portuguese":
+        return _portuguese_stems(tokens)
+    return _stemmer(language).stemWords(tokens)
 
 
 def stem_text(text: str, language: str | None = None) -> str:
