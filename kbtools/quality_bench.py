@@ -11,8 +11,12 @@ folder, indexed by the engine. Prints nDCG@10 (graded gains) and MAP@100 (any po
 grade is relevant) for:
 
   text leg       the engine's FTS5 leg as it ranks today, Snowball stems (TextIndex.search)
-  text unstemmed the leg before stemming: the question's content terms, exact words, over
-                 one FTS5 row per document (the engine before schema 4 ranked chunks)
+  text unstemmed the leg before stemming (schema 3): the engine's own chunks read back from
+                 its index, exact words, each file at its best chunk; the same ranking to
+                 the digit while a collection stays under the pruning threshold
+  stems, whole   the engine's stems over one FTS5 row per document instead of its chunks:
+                 what the chunk rule (windows of ~1800 characters, a file at its best
+                 chunk) costs on collections judged document by document
   fused          the engine's reading list (memory.ask), with no labels in the base
   fts5 bare      every word of the question OR'ed, unicode61, nothing dropped
   fts5 porter    FTS5's porter tokenizer, the engine's stopwords dropped
@@ -176,8 +180,30 @@ def _fts_rank(con: sqlite3.Connection, name: str, terms: list[str]) -> list[str]
     ]
 
 
+def _chunk_table(con: sqlite3.Connection, name: str, rows) -> None:
+    """rows: (document path, heading path, body), one per chunk."""
+    con.execute(f"CREATE VIRTUAL TABLE {name} USING fts5(doc UNINDEXED, heading, body,"
+                " tokenize = 'unicode61 remove_diacritics 2')")
+    con.executemany(f"INSERT INTO {name}(doc, heading, body) VALUES (?, ?, ?)", rows)
+
+
+def _best_chunk_rank(con: sqlite3.Connection, name: str, terms: list[str]) -> list[str]:
+    """Documents at their best chunk, ties by path: the engine's rule (engine/textindex.py)."""
+    if not terms:
+        return []
+    return [
+        r[0]
+        for r in con.execute(
+            f"WITH m AS MATERIALIZED (SELECT doc, bm25({name}) AS s FROM {name} WHERE {name} MATCH ?)"
+            " SELECT doc, min(s) AS best FROM m GROUP BY doc ORDER BY best, doc LIMIT ?",
+            (fts_expression(terms), CUTOFF_MAP),
+        )
+    ]
+
+
 def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
     from engine.memory import Memory
+    from engine.stemming import note_language, stem_question, stem_text
     from engine.stopwords import STOPWORDS
 
     qids = sorted(col.queries, key=lambda q: (len(q), q))[: limit or None]
@@ -195,6 +221,9 @@ def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
         texts = [(doc, f"{t}\n{x}") for doc, (t, x) in col.docs.items()]
         _fts_table(con, "bare", "unicode61 remove_diacritics 2", texts)
         _fts_table(con, "porter", "porter unicode61 remove_diacritics 2", texts)
+        _chunk_table(con, "exact", ((p, h, b) for p in by_path for h, b, _line in idx.chunks_of(p)))
+        _fts_table(con, "whole", "unicode61 remove_diacritics 2",
+                   [(d, stem_text(t, note_language([t]))) for d, t in texts])
 
         import bm25s
         import Stemmer
@@ -214,7 +243,8 @@ def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
             r = rankings.setdefault(q, {})
             rows, _ = idx.search(terms, CUTOFF_MAP, text)
             r["text leg"] = ours([row[0] for row in rows])
-            r["text unstemmed"] = _fts_rank(con, "bare", terms)
+            r["text unstemmed"] = ours(_best_chunk_rank(con, "exact", terms))
+            r["stems, whole"] = _fts_rank(con, "whole", stem_question(text, terms))
             ans = mem.ask(text, top=CUTOFF_MAP, record_miss=False, with_passages=False)
             r["fused"] = ours([res.path for res in ans.results])
             r["fts5 bare"] = _fts_rank(con, "bare", list(dict.fromkeys(words(text))))
