@@ -201,7 +201,9 @@ def _best_chunk_rank(con: sqlite3.Connection, name: str, terms: list[str]) -> li
     ]
 
 
-def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
+def run(col: Collection, limit: int | None, per_query: dict[str, list[float]] | None = None) -> dict[str, tuple[float, float]]:
+    """Each system's mean nDCG@10 and MAP@100; `per_query`, when given, receives each
+    system's nDCG@10 question by question (the same question order for every system)."""
     from engine.memory import Memory
     from engine.stemming import note_language, stem_question, stem_text
     from engine.stopwords import STOPWORDS
@@ -261,7 +263,33 @@ def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
         n = [ndcg(rankings[q][s], col.qrels[q]) for q in qids]
         m = [average_precision(rankings[q][s], col.qrels[q]) for q in qids]
         out[s] = (sum(n) / len(n), sum(m) / len(m))
+        if per_query is not None:
+            per_query[s] = n
     return out
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One system against another, question by question."""
+
+    mean: float  # mean of (a - b)
+    low: float  # 95% bootstrap interval of that mean
+    high: float
+    wins: int
+    losses: int
+
+
+def paired(a: list[float], b: list[float], resamples: int = 2000, seed: int = 0) -> Paired:
+    """A difference of means on a few hundred questions is evidence only beside its spread:
+    a percentile bootstrap over the questions, seeded so the printed figures repeat."""
+    import random
+
+    diffs = [x - y for x, y in zip(a, b)]
+    rng = random.Random(seed)
+    n = len(diffs)
+    means = sorted(sum(rng.choice(diffs) for _ in range(n)) / n for _ in range(resamples))
+    return Paired(sum(diffs) / n, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1],
+                  sum(d > 1e-12 for d in diffs), sum(d < -1e-12 for d in diffs))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,10 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=0, metavar="N", help="only the first N questions (default all)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    results = {}
+    results, per_query = {}, {}
     for folder in args.collection:
         col = load_collection(folder)
-        results[col.name] = run(col, args.queries)
+        per_query[col.name] = {}
+        results[col.name] = run(col, args.queries, per_query[col.name])
     if args.json:
         print(json.dumps(results))
         return 0
@@ -282,6 +311,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {'system':<14} nDCG@{CUTOFF_NDCG}  MAP@{CUTOFF_MAP}")
         for s, (n, m) in res.items():
             print(f"  {s:<14} {n:7.4f}  {m:7.4f}")
+        pq = per_query[name]
+        for other in ("text unstemmed", "fts5 porter"):
+            d = paired(pq["text leg"], pq[other])
+            print(f"  text leg - {other}: nDCG@{CUTOFF_NDCG} {d.mean:+.4f} (95% interval {d.low:+.4f} to"
+                  f" {d.high:+.4f}; better on {d.wins} questions, worse on {d.losses})")
     return 0
 
 

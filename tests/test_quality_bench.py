@@ -89,3 +89,16 @@ def test_nfcorpus_as_its_authors_distribute_it(tmp_path):
     first = next(p for p, d in by_path.items() if d == "MED-1")
     assert (tmp_path / "base" / first).read_text(encoding="utf-8") == "statin breast cancer survival cohort statins users num\n"
     assert Path(first).suffix == ".md"
+
+
+def test_paired_difference_and_its_interval():
+    from kbtools.quality_bench import paired
+
+    a = [0.5, 0.6, 0.7, 0.8]
+    same = paired(a, a)
+    assert (same.mean, same.low, same.high, same.wins, same.losses) == (0.0, 0.0, 0.0, 0, 0)
+    up = paired([x + 0.1 for x in a], a)
+    assert math.isclose(up.mean, 0.1) and math.isclose(up.low, 0.1) and math.isclose(up.high, 0.1)
+    assert (up.wins, up.losses) == (4, 0)
+    mixed = paired([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0])
+    assert mixed.mean == 0.0 and mixed.low < 0.0 < mixed.high and (mixed.wins, mixed.losses) == (2, 2)
