@@ -41,7 +41,7 @@ from .notes import Note, is_map_file, parse_note
 from .names import is_valid_text, shown
 from .stemming import note_language, stem_question, stem_text
 
-SCHEMA_VERSION = 4  # 4: the indexed columns hold Snowball stems (engine/stemming.py)
+SCHEMA_VERSION = 5  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
 PRUNE_ABOVE_CHUNKS = 10_000  # "How the Catalogue Ranks": above this, the commonest terms leave the expression
 PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves nothing in BM25

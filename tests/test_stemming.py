@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.stemming import language_of, note_language, stem_question, stem_text
-from engine.normalize import words
+from engine.normalize import unique_terms, words
 
 
 def _same_stem(a: str, b: str, language: str) -> bool:
@@ -91,3 +91,23 @@ def test_a_stem_that_is_a_stopword_is_not_asked_for():
     stems = stem_question("come funziona il registro delle decisioni", ["come", "registro"])
     assert "com" not in stems
     assert "come" in stems and "registr" in stems
+
+
+def test_the_index_finds_a_portuguese_noun_by_its_verb_typed_without_accents(tmp_path):
+    """Through the real index: the note says `recuperação`, the question `recuperar` or
+    `recuperacao`; an English note beside it is not found."""
+    from engine.memory import Memory
+
+    notes = tmp_path / "base" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "descanso.md").write_text(
+        "# Descanso\n\nA recuperação muscular depende do sono e da proteína que se come depois do treino.\n",
+        encoding="utf-8")
+    (notes / "deploy.md").write_text(
+        "# Deploy\n\nRoll back the release when the error rate doubles after a deploy.\n", encoding="utf-8")
+    mem = Memory([str(tmp_path / "base")])
+    mem.snapshot()
+    idx = next(iter(mem.indexes.values()))
+    for question in ("como recuperar o musculo", "recuperacao muscular", "recuperações"):
+        rows, _ = idx.search(unique_terms(question), 10, question)
+        assert [r[0] for r in rows] == ["notes/descanso.md"], question
