@@ -67,6 +67,18 @@ def note_language(texts) -> str:
     return language_of(words(" ".join(sample)), NOTE_MIN_DISTINCT) or "english"
 
 
+def note_language_of_words(token_lists) -> str:
+    """note_language for text already split into words (about 64 KB of it: 10,000 words)."""
+    present: set[str] = set()
+    size = 0
+    for tokens in token_lists:
+        present.update(tokens)
+        size += len(tokens)
+        if size > 10_000:
+            break
+    return language_of(list(present), NOTE_MIN_DISTINCT) or "english"
+
+
 # Snowball's Portuguese rules are written for accented text (-ção, -ões, -ência, -ável,
 # -íamos...), and the index folds accents before anything else, so `recuperação` reached
 # the stemmer as `recuperacao` and stopped at `recuperaca`, away from `recuperar`. Stemming
@@ -117,6 +129,11 @@ def stem_words(tokens: list[str], language: str) -> list[str]:
     if language == "portuguese":
         return _portuguese_stems(tokens)
     return _stemmer(language).stemWords(tokens)
+
+
+def stem_tokens(tokens: list[str], language: str) -> str:
+    """stem_text for text already split into words."""
+    return " ".join(stem_words(tokens, language))
 
 
 def stem_text(text: str, language: str | None = None) -> str:

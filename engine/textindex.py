@@ -39,7 +39,8 @@ from .fleet import Base
 from .nofollow import make_dirs, refuse_links
 from .notes import Note, is_map_file, parse_note
 from .names import is_valid_text, shown
-from .stemming import note_language, stem_question, stem_text
+from .normalize import words
+from .stemming import note_language_of_words, stem_question, stem_text, stem_tokens
 
 SCHEMA_VERSION = 5  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
@@ -1101,19 +1102,34 @@ def _insert(
     )
     fid = cur.lastrowid
     base_rowid = fid << FILE_SHIFT
-    # The note's language decides its stems (engine/stemming.py); a streamed note is judged chunk by chunk.
-    language = note_language(c.text for c in chunks) if isinstance(chunks, list) else None
+    # The note's language decides its stems (engine/stemming.py); a streamed note is judged
+    # chunk by chunk. Each chunk is tokenized once, for its language and for its stems, and
+    # a heading shared by a section's windows is stemmed once.
+    def prepared(chunk_list):
+        for c in chunk_list:
+            # Indexed as read: a link's target is an address, not prose, and would make every
+            # note that links to deploy-checklist.md look like it talks about deploys.
+            body = plain(c.text)
+            yield c, body, words(body)
 
-    def row(i: int, c: Chunk) -> tuple:
-        # Indexed as read: a link's target is an address, not prose, and would make every
-        # note that links to deploy-checklist.md look like it talks about deploys.
-        body = plain(c.text)
-        lang = language or note_language([body])
-        return (base_rowid + i, c.heading_path, body, c.line, stem_text(c.heading_path, lang), stem_text(body, lang))
+    if isinstance(chunks, list):
+        ready = list(prepared(chunks))
+        language = note_language_of_words(tokens for _c, _b, tokens in ready)
+    else:
+        ready, language = prepared(chunks), None
+    heading_stems: dict[tuple[str, str], str] = {}
+
+    def row(i: int, item) -> tuple:
+        c, body, tokens = item
+        lang = language or note_language_of_words([tokens])
+        key = (c.heading_path, lang)
+        if key not in heading_stems:
+            heading_stems[key] = stem_text(c.heading_path, lang)
+        return (base_rowid + i, c.heading_path, body, c.line, heading_stems[key], stem_tokens(tokens, lang))
 
     con.executemany(
         "INSERT INTO chunks(rowid, heading_path, body, line, heading_stems, body_stems) VALUES (?,?,?,?,?,?)",
-        (row(i, c) for i, c in enumerate(chunks)),
+        (row(i, item) for i, item in enumerate(ready)),
     )
     if streamed is not None:
         n = con.execute(
