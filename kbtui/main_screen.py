@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.query import Query
 
+from .frame_hold import FrameHold
 from .gate_pane import GatePane
 from .keyword_pane import KeywordPane
 from .messages import Answered, AskFailed, FleetChanged, FleetLoaded, Reranked
@@ -71,6 +72,7 @@ class MainScreen(Screen):
         self.answer = None  # the answer on screen
         self.answer_qid = -1
         self.pane = PANES[0].NAME
+        self._hold: FrameHold | None = None  # one frame per keystroke: echo and answer together
 
     # -- layout ------------------------------------------------------------------
 
@@ -216,6 +218,9 @@ class MainScreen(Screen):
             self._show_empty()
             return
         self._busy = True
+        if self._hold is None:
+            self._hold = FrameHold(self.app)
+        self._hold.hold()
         if self.ask_on_ui_thread:
             self._ask_now(wanted.qid, wanted.question, wanted.submitted)
         else:
@@ -236,13 +241,19 @@ class MainScreen(Screen):
         self._busy = False
         if message.qid == self._qid:  # otherwise stale: a newer question is already waiting
             self._paint(message.answer, message.qid)
+            self.set_timer(0.003, self._release_frame)
         self._kick()
 
     def on_ask_failed(self, message: AskFailed) -> None:
         self._busy = False
         if message.qid == self._qid:
             self.query_one(VerdictBar).show_error(message.error)
+        self._release_frame()
         self._kick()
+
+    def _release_frame(self) -> None:
+        if self._hold is not None:
+            self._hold.release()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
