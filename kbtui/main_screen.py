@@ -121,6 +121,7 @@ class MainScreen(Screen):
         if tabs.active != f"tab-{pane}":
             with tabs.prevent(Tabs.TabActivated):
                 tabs.active = f"tab-{pane}"
+        self._paint_panes()  # a pane hidden under the tabs was left as it was: bring it up to date
 
     @on(Tabs.TabActivated, "#pane-tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -275,10 +276,25 @@ class MainScreen(Screen):
         self.answer, self.answer_qid = answer, qid
         with app.batch_update():
             self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
-            for pane in self.panes():
-                pane.paint(answer)
+            self._paint_panes()
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
+
+    def _paint_panes(self) -> None:
+        """Paint the answer on screen into the panes that can be seen. Under the tabs (a small
+        terminal) the hidden panes are skipped, tables and all: each is painted when shown,
+        and skips the repaint when what it shows has not changed."""
+        if self.answer is None:
+            return
+        tabbed = self._tabbed()
+        for pane in self.panes():
+            if not tabbed or pane.NAME == self.pane:
+                pane.paint(self.answer)
+
+    def on_resize(self) -> None:
+        # Growing past the breakpoints shows every pane: those skipped under the tabs catch up
+        # (after the refresh, once the size classes are set).
+        self.call_after_refresh(self._paint_panes)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def _rerank(self, qid: int, answer) -> None:

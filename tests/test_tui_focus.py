@@ -168,3 +168,30 @@ def test_under_a_purpose_the_score_shown_is_the_score_the_list_is_ordered_by(tmp
             for r, s in zip(results[:4], shown):
                 assert f"{s:.3f}  {r.base}  {r.path}" in text
     run(go())
+
+
+def test_panes_hidden_under_the_tabs_are_painted_when_shown_not_on_every_key(tmp_path):
+    """At 80x24 only the pane shown is repainted as the question is typed; another pane
+    catches up with the answer on screen when it is shown, and every pane when the terminal
+    grows past the tabs."""
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            main = app.main
+            keywords = main.query_one("#keyword-table")
+            gate = main.query_one("#gate-text")
+            assert main.pane == "reading" and main.query_one("#reading-list").option_count > 0
+            assert keywords.row_count == 0, "the hidden keyword table was filled on a keystroke"
+            await pilot.press("f6", "f6")  # the question -> reading -> keywords
+            await settle(pilot)
+            assert main.pane == "keywords"
+            assert keywords.row_count == min(len(main.answer.keyword), 20) > 0
+            assert "protein" in screen_text(app)
+            placeholder = "ask a question to see the floor arithmetic"
+            assert str(gate.content) == placeholder  # the gate is still hidden: not painted yet
+            await pilot.resize_terminal(120, 40)
+            await settle(pilot)
+            assert str(gate.content) != placeholder and "idf_unique" in screen_text(app)
+    run(go())
