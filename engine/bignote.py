@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
+from .clean import LINE_BREAKS
 from .notes import (
     _DATE,
     _FENCE,
@@ -130,7 +131,7 @@ class _Refused(Exception):
         self.why = why
 
 
-_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines() cuts
+_BREAKS = frozenset(LINE_BREAKS)  # where str.splitlines() cuts
 
 
 def _segments(full: Path, block: int, on_bytes) -> Iterator[tuple[int, str, bool, bool]]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import write_atomic
-from .names import repaired
+from .clean import log_line
 from .nofollow import open_lock, refuse_links
 from .textfile import read_text
 
@@ -58,7 +58,7 @@ def one_line(question: str) -> str:
     """
     # A question that does not encode (a lone surrogate) is logged repaired, not lost in a
     # UnicodeEncodeError that would also cost the reader the answer.
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", repaired(question)).strip()
+    return log_line(question)
 
 
 def question_key(question: str) -> str:

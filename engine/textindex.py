@@ -38,7 +38,7 @@ from .errors import KbError
 from .fleet import Base
 from .nofollow import make_dirs, refuse_links
 from .notes import Note, is_map_file, parse_note
-from .names import is_valid_text, shown
+from .clean import is_valid_text, shown
 
 SCHEMA_VERSION = 3
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000

@@ -14,10 +14,10 @@ import sys
 from typing import Any, Callable
 
 from .. import benchcli, labelcli
-from ..errors import KbError
+from ..clean import shown
+from ..errors import KbError, os_error_line
 from ..evaluate import run_eval
 from ..memory import Memory
-from ..names import os_error_line, shown
 from ..query import Query
 from ..render import index_report, json_line, route_hybrid, route_keywords
 from . import misses, purpose, rerank, who

@@ -13,7 +13,7 @@ from ..boot import brief, parse_request
 from ..errors import KbError
 from ..fleet import is_base
 from ..memory import Memory
-from ..names import shown
+from ..clean import shown
 from ..remember import render
 from ..render import json_line, printable
 from ..roster import render_roster

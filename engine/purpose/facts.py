@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from engine.names import is_valid_text
+from engine.clean import is_valid_text
 from engine.purpose.links import LinkResolver, build_graph, extract_links, undirected
 from engine.textfile import read_text
 
