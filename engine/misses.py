@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .atomic import write_atomic
 from .clean import log_line
+from .fleet import MISSES_FILE
 from .nofollow import open_lock, refuse_links
 from .textfile import read_text
 
@@ -90,10 +91,6 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
         owner = None
         stray.append((n, line))
     return entries, stray
-
-
-def parse_log(text: str) -> list[MissEntry]:
-    return parse_lines(text)[0]
 
 
 def by_priority(entries: list[MissEntry]) -> list[MissEntry]:
@@ -285,4 +282,4 @@ def _covers(gitignore: str, name: str, here: bool) -> bool:
 def misses_path(fleet_root: Path) -> Path:
     # An exported but empty (or blank) variable chose no path; it is not a path called "".
     env = os.environ.get(MISSES_ENV, "").strip()
-    return Path(env).expanduser() if env else fleet_root / "kb-misses.txt"
+    return Path(env).expanduser() if env else fleet_root / MISSES_FILE

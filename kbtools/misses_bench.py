@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from engine import Memory
+from engine.fleet import copy_notes
 from engine.misses import MissEntry, read_log, render_log
 from engine.missreview import review_misses
 from engine.normalize import words
@@ -64,7 +64,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         fleet = Path(tmp) / "demo"
-        shutil.copytree(REPO / "examples" / "demo", fleet, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt*"))
+        copy_notes(REPO / "examples" / "demo", fleet)
         mem = Memory(fleet)
         (fleet / "kb-misses.txt").write_text(render_log(generated_log(mem, args.misses)), encoding="utf-8")
         questions = [e.question for e in mem_log(fleet)]

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from _faults import DEPLOY_Q, REPO, copy_demo, kb, kb_json, modes_bind, run_kb_obeying_modes
+from _faults import DEPLOY_Q, kb, kb_json, modes_bind, run_kb_obeying_modes
+from conftest import REPO, copy_demo
 from engine import textindex
 from engine.fleet import Base
 from engine.memory import Memory

@@ -19,22 +19,19 @@ import pytest
 
 from _faults import (
     DEPLOY_Q,
-    IS_ROOT,
     NOTHING_Q,
-    REPO,
-    copy_demo,
     fresh_answer,
     kb,
     kb_json,
     modes_bind,
     mount_namespace,
-    projection,
     read_only_bind,
     run_kb_in_namespace,
     run_kb_obeying_modes,
     same_answer,
     tree_hash,
 )
+from conftest import REPO, copy_demo
 from engine import cli, textindex
 from engine.memory import Memory
 from engine.textindex import SCHEMA_VERSION, TextIndex

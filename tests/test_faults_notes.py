@@ -14,17 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from _faults import (
-    DEPLOY_Q,
-    REPO,
-    assert_terminal_safe,
-    copy_demo,
-    kb,
-    kb_json,
-    modes_bind,
-    run_kb_obeying_modes,
-    tree_hash,
-)
+from _faults import DEPLOY_Q, assert_terminal_safe, kb, kb_json, modes_bind, run_kb_obeying_modes, tree_hash
+from conftest import REPO, copy_demo
 from engine import bignote, textindex
 from engine.memory import Memory
 from engine.textindex import TextIndex
@@ -466,7 +457,6 @@ def test_a_fifo_as_agent_txt_or_as_the_miss_log_never_blocks(tmp_path):
     """kb boot reads agent.txt and index.md; kb misses reads the log: a FIFO in either place
     must be skipped or refused in one line, never read (the read would wait forever)."""
     import os
-    import shutil
     import subprocess
     import sys
 

@@ -6,7 +6,6 @@ depends on the order files were listed in (or bases given in)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from _faults import DEMO, REPO, copy_demo, copy_notes
+from conftest import DEMO, REPO, copy_demo, copy_notes
 from engine import bignote, textindex
 from engine.chunking import chunk_sections
 from engine.fleet import discover

@@ -3,13 +3,8 @@ of the demo fleet."""
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from conftest import copy_demo
 from tui_support import add_flawed_note, ask, make_app, ready, screen_text, settle, wait_for
-
 
 
 def run(coro):
