@@ -28,8 +28,10 @@ _SURROGATES = r"\ud800-\udfff"
 CONTROL = re.compile(f"[{_C0_BUT_LAYOUT}{_DEL_C1}{_BIDI}]")
 # A name (a path, a base, a key) on one line, as itself: nothing may break or forge the line.
 _NAME_UNSAFE = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}{_BIDI}{_SURROGATES}]")
-# What json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself) and a terminal may act on.
-_JSON_UNSAFE = re.compile(f"[{_DEL_C1}{_BIDI}]")
+# What json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself) and a terminal may act
+# on; and a lone surrogate, which written raw makes the output invalid UTF-8 but as \udcXX is
+# valid JSON that reads back to the same string (os.fsencode then gives the name's own bytes).
+_JSON_UNSAFE = re.compile(f"[{_DEL_C1}{_BIDI}{_SURROGATES}]")
 # What would end a log line early or add one.
 _LINE_BREAKING = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}]+")
 REPLACEMENT = "\ufffd"
