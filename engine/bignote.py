@@ -58,7 +58,7 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
     """Hash, check and read the head of a large note, holding one block at a time."""
     if st is not None and st.st_size > max_bytes:
         return Scan(f"{rel}: too large to index ({st.st_size:,} bytes; limit {max_bytes:,})")
-    h = hashlib.blake2b(digest_size=8)  # as textindex.content_hash
+    h = hashlib.blake2b(digest_size=8)  # as notefiles.content_hash
     head = _Head()
     state = {"nonblank": False}
 

@@ -51,7 +51,7 @@ from .links import FENCE, links_in_line
 from .normalize import terms, words
 from .notes import Note, is_map_file, parse_note
 from .purpose.links import LinkResolver
-from .textindex import list_notes, read_note
+from .notefiles import list_notes, read_note
 
 THIN_BELOW = 12  # W06 fires under this many keys...
 THIN_ASK = 30  # ...and asks for this many: the widening that turned a zero into 130.21

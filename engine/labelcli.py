@@ -25,7 +25,7 @@ from .memory import Memory
 from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
-from .textindex import list_notes
+from .notefiles import list_notes
 
 GOLD_FILE = "gold.tsv"
 

@@ -58,7 +58,9 @@ from .question import cut_question
 from .rrf import rrf
 from .suggest import suggest
 from .resident import ResidentText
-from .textindex import FileRecord, IndexReport, TextIndex
+from .indexupdate import IndexReport
+from .notestore import FileRecord
+from .textindex import TextIndex
 from .textsearch import Fts5TextSearch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much

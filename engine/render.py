@@ -15,7 +15,7 @@ from .gate import MIN_ENTRIES_TO_ROUTE
 from .question import MAX_QUESTION_CHARS
 from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .terms import fusion_parts
-from .textindex import IndexReport
+from .indexupdate import IndexReport
 
 
 
