@@ -8,6 +8,7 @@ listed keeps its notes. What could not be read is reported and remembered, never
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ def racy_from(con: sqlite3.Connection) -> int | None:
 
 
 def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
+    """The index made to match the markdown under `root`, in one write transaction; `report`
+    says what changed and what could not be read. `force` re-reads every note."""
     started_ns = time.time_ns()
     # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
     # emptied: its notes stay indexed as they were, and the answer says the listing failed.
@@ -77,40 +80,8 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
                 delete_note(con, known[rel][0])
                 report.removed += 1
         for rel, st in sorted(on_disk.items()):
-            if is_map_file(rel):
-                continue
-            sig = (st.st_mtime_ns, st.st_size)
-            old = known.get(rel)
-            if old and not force and (old[1], old[2]) == sig and (young_from is None or sig[0] < young_from):
-                report.unchanged += 1
-                continue
-            # A large note is read in two bounded passes (engine/bignote.py), never whole.
-            big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
-            text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
-            if problem:
-                report.skipped.append(problem)
-                # What the bytes say (binary, not UTF-8, too large) holds for every reader and
-                # is remembered until the stat changes; a failed read (permission denied) says
-                # only who tried, so it is re-tried on the next update, not stored for everyone.
-                if not is_read_failure(problem):
-                    skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
-                if old:
-                    delete_note(con, old[0])
-                    report.removed += 1
-                continue
-            h = big.hash if big else content_hash(raw)
-            if old and not force and old[3] == h:
-                # Touched, not changed: remember the new stat so the next check is free.
-                con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
-                report.unchanged += 1
-                continue
-            note = big.note if big else parse_note(rel, text)
-            if old:
-                delete_note(con, old[0])
-                report.changed += 1
-            else:
-                report.added += 1
-            insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None)
+            if not is_map_file(rel):
+                _bring_note(con, root, rel, st, known.get(rel), force, young_from, report, skipped_stats)
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
         )
@@ -134,6 +105,44 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
     report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
     for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
+
+def _bring_note(
+    con: sqlite3.Connection, root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool, young_from: int | None,
+    report: IndexReport, skipped_stats: dict[str, str],
+) -> None:
+    """One note on disk into the open transaction: left alone when its stat (or, touched, its
+    hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
+    sig = (st.st_mtime_ns, st.st_size)
+    if old and not force and (old[1], old[2]) == sig and (young_from is None or sig[0] < young_from):
+        report.unchanged += 1
+        return
+    # A large note is read in two bounded passes (engine/bignote.py), never whole.
+    big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
+    text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
+    if problem:
+        report.skipped.append(problem)
+        # What the bytes say (binary, not UTF-8, too large) holds for every reader and
+        # is remembered until the stat changes; a failed read (permission denied) says
+        # only who tried, so it is re-tried on the next update, not stored for everyone.
+        if not is_read_failure(problem):
+            skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+        if old:
+            delete_note(con, old[0])
+            report.removed += 1
+        return
+    h = big.hash if big else content_hash(raw)
+    if old and not force and old[3] == h:
+        # Touched, not changed: remember the new stat so the next check is free.
+        con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
+        report.unchanged += 1
+        return
+    note = big.note if big else parse_note(rel, text)
+    if old:
+        delete_note(con, old[0])
+        report.changed += 1
+    else:
+        report.added += 1
+    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None)
 
 
 def is_stale(root: Path, read) -> bool:
