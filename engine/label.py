@@ -21,8 +21,8 @@ from .stopwords import STOPWORDS
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notes import parse_note
+from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
-THIN_BELOW = 12  # W06: a label under this many keys is thin and gets proposals too
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
 MAX_HEADINGS = 6
 MAX_PHRASES = 4
@@ -203,7 +203,7 @@ def propose(
     text = data.decode("utf-8", errors="replace")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()
-    if note.is_entry and len(existing) >= THIN_BELOW:
+    if note.is_entry and not is_thin(existing):
         return None
     reason = "thin label" if existing else "no label"
     taken = {tuple(terms(k)) for k in existing}
