@@ -84,7 +84,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
                 files[(b.name, rel)] = (b.root / rel).read_bytes()
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {f"{b}/{r}": d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    texts = {(b, r): d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
     stats = fleet_stats(texts)
     landed: dict[str, list[str]] = {}
     if memory is not None:

@@ -4,7 +4,8 @@
 
 CORPUS is a folder of markdown nobody wrote for this project (it is copied; the original is
 never touched). QUESTIONS is a TSV of `question<TAB>right note(s)` written before any
-labelling (default: textual_docs_questions.tsv beside this file, for Textual's docs/ folder).
+labelling (default: textual_docs_questions.tsv beside this file, for Textual's docs/ folder;
+mkdocs_material_questions.tsv is the second set, for Material for MkDocs' docs/ folder).
 
 On the copy, unlabelled, every question is asked and the fused reading list's first row
 graded. Then every proposal is written (`kb label --write`, accepted as it comes, no edit)
