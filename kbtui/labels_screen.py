@@ -8,39 +8,17 @@ title, no other byte changed, a note changed since it was read refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from .clean import one_line
-
-
-@dataclass
-class ProposalsLoaded(Message):
-    proposals: list[Any]
-    error: str | None = None
-
-
-@dataclass
-class EffectShown(Message):
-    note_id: str
-    keys: tuple[str, ...]
-    effect: Any
-    error: str | None = None
-
-
-@dataclass
-class LabelWritten(Message):
-    note_id: str
-    written: list[str]
-    refused: list[str]
+from .messages import EffectShown, LabelWritten, ProposalsLoaded
 
 
 class LabelsScreen(Screen):
@@ -240,7 +218,11 @@ class LabelsScreen(Screen):
         from engine.labelcli import write
 
         # merge=True: a thin label gets the kept keys appended; nothing is ever replaced.
-        written, refused = write([np], [], merge=True)
+        try:
+            written, refused = write([np], [], merge=True)
+        except OSError as e:
+            self.post_message(LabelWritten(np.id, [], [f"{np.id}: not written: {e.strerror or e}"]))
+            return
         if written:
             self.app.memory.refresh()  # the next question sees the new label
         self.post_message(LabelWritten(np.id, written, refused))
