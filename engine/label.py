@@ -35,7 +35,8 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A link keeps its text, never its target: inline `[text](url)` or reference `[text][ref]`.
+_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
@@ -300,7 +301,7 @@ def propose(
     stream = _term_stream(prose_lines(text))
     tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
     prose_words = set(tf)
-    title_words = " ".join(words(_HEADING_MARKUP.sub(" ", note.title))) if note.title else ""
+    title_words = " ".join(words(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", note.title)))) if note.title else ""
     if title_words:
         offer(title_words, "title")
         offer(singular(title_words.split(), prose_words), "title")

@@ -66,3 +66,13 @@ def test_heading_markup_is_not_proposed_and_a_plural_name_is_offered_singular_to
     assert "navigation path breadcrumbs" in keys
     assert not any("material" in k or "star" in k.split() or " id " in f" {k} " for k in keys), keys
     assert {"custom widgets", "custom widget"} <= keys
+
+
+def test_a_link_target_and_an_entity_are_not_words_of_the_note():
+    props = proposals({
+        "scalar.md": "# &lt;scalar&gt;\n\nA scalar is a number with a unit. See [Unit][textual.css.UnitSpec] "
+                     "and [Unit][textual.css.UnitSpec] again; a scalar unit, a scalar unit.\n",
+    })
+    keys = keys_of(props, "scalar.md")
+    assert ("scalar", "title") in props["scalar.md"]
+    assert not any(w in k.split() for k in keys for w in ("lt", "gt", "unitspec", "textual")), keys
