@@ -24,9 +24,9 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
   W03  warning  an empty note
   W04  warning  an alias whose canonical matches no label, title, file name or purpose in
                 the fleet, so the line adds nothing
-  W06  warning  thin keyword line: under 12 keys. A question uses words the writer did not
-                think of; aim for 30, in both languages, including the words somebody types
-                from inside the problem ("How the Catalogue Ranks", "Writing a label")
+  W06  warning  thin keyword line: under 12 distinct keys (engine/thin.py). A question uses
+                words the writer did not think of; aim for 30, in both languages, including
+                the words somebody types from inside the problem ("How the Catalogue Ranks", "Writing a label")
   W07  warning  unsearchable key: a written key that collapses after stopwords into one
                 different word or into nothing, as `nao contestar` became `contestar`,
                 its own opposite

@@ -267,7 +267,7 @@ def propose(
     stats: FleetStats,
     miss_questions: list[str] = (),  # type: ignore[assignment]
 ) -> Proposal | None:
-    """The proposal for one note, or None when its label is not thin (12 keys or more)."""
+    """The proposal for one note, or None when its label is not thin (engine/thin.py: W06's rule)."""
     text = data.decode("utf-8", errors="replace")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()

@@ -86,7 +86,7 @@ class LabelsScreen(Screen):
         if message.error:
             effect.update(Text(message.error, style="bold red"))
         elif not self.proposals:
-            effect.update(Text("every note has a label of 12 keys or more: nothing to propose", style="dim"))
+            effect.update(Text("every note has a label of 12 distinct keys or more: nothing to propose", style="dim"))
         else:
             self._show_keys(self.proposals[0].id)
 
