@@ -27,6 +27,7 @@ class MissesScreen(TableScreen):
 
     def load(self) -> None:
         self.entries: list = []
+        self._alias_asked: str | None = None  # the alias line whose effect is being worked out
         self._alias_shown: str | None = None  # the alias line whose effect is on screen: a second `a` writes it
         self._load()
 
@@ -105,7 +106,9 @@ class MissesScreen(TableScreen):
             self._alias_shown = None
             self._apply_alias(line)
         else:
-            self._alias_shown = line
+            # Armed only when the effect is painted (on_alias_effect_shown): a second `a`
+            # before that, or after a failed effect, asks again instead of writing unseen.
+            self._alias_asked, self._alias_shown = line, None
             self._alias_effect(line, [r.entry.question for r in self.entries])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="alias effect")
@@ -120,15 +123,15 @@ class MissesScreen(TableScreen):
         self.post_message(AliasEffectShown(line, effects))
 
     def on_alias_effect_shown(self, message: AliasEffectShown) -> None:
-        if message.line != self._alias_shown:
+        if message.line != self._alias_asked:
             return  # another row's line was asked for since: its own message will come
         t = Text()
         t.append(one_line(message.line) + "\n", style="bold")
         if message.error:
-            self._alias_shown = None  # nothing was shown, so a second a must not write
             t.append(one_line(message.error), style="bold red")
             self.detail.update(t)
             return
+        self._alias_shown = message.line
         hits = [e for e in message.effects if e.verdict_with == "hit" and e.verdict_before != "hit"]
         t.append(f"turns {len(hits)} of {len(message.effects)} logged question(s) into hits:\n")
         for e in hits[:8]:
@@ -156,6 +159,8 @@ class MissesScreen(TableScreen):
             self.detail.update(Text("that line is in kb-aliases.txt already", style="bold"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # The detail pane is repainted: an alias effect no longer on screen no longer arms `a`.
+        self._alias_asked = self._alias_shown = None
         if event.row_key is not None and self.entries:
             self.detail.update(self._detail(int(event.row_key.value)))
 
