@@ -181,9 +181,9 @@ class LabelsScreen(Screen):
         self.post_message(EffectShown(np.id, kept, eff))
 
     def on_effect_shown(self, message: EffectShown) -> None:
-        np = next((p for p in self.proposals if p.id == message.note_id), None)
-        if np is None:
-            return
+        np = self._current()
+        if np is None or np.id != message.note_id or self._kept(np) != message.keys:
+            return  # the reader moved on or changed the keys: this effect is not theirs any more
         t = self._line_text(np) if message.error is None else Text()
         if message.error:
             t.append(message.error, style="bold red")
