@@ -35,8 +35,8 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
-# A link keeps its text, never its target: inline `[text](url)` or reference `[text][ref]`.
-_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])")
+# A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
+_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")

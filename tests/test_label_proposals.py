@@ -76,3 +76,6 @@ def test_a_link_target_and_an_entity_are_not_words_of_the_note():
     keys = keys_of(props, "scalar.md")
     assert ("scalar", "title") in props["scalar.md"]
     assert not any(w in k.split() for k in keys for w in ("lt", "gt", "unitspec", "textual")), keys
+    # A shortcut reference link loses its brackets in the proposed purpose line too.
+    p = propose("about.md", b"# About\n\nWith [MkDocs] you [build](x.md) sites.\n", fleet_stats({("d", "about.md"): ""}))
+    assert p.purpose == "With MkDocs you build sites."
