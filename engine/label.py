@@ -340,11 +340,14 @@ def propose(
         )
         for _, p in scored[:MAX_PHRASES]:
             offer(p, "phrase")
-        # Single words only from the note's own names for itself (title, file name, headings
-        # of any level), ranked by use x idf: from prose at large they were "around",
-        # "whether", "ll", words that name nothing and made the wrong note win.
-        named_here = {t for _, h in headings(text) for t in terms(h)} | set(terms(note.title)) | set(terms(_name_of(relpath)))
-        wcounts = Counter({w: c for w, c in tf.items() if w in named_here})
+        # Single words only from the note's headings (any level), ranked by use x idf: from
+        # prose at large they were "around", "whether", "ll", words that name nothing and
+        # made the wrong note win. Not a word of a title or file name of several words: it
+        # scores there already, and as a key too it let "Search: better, faster, smaller"
+        # claim every question with "smaller" (a one-word title is a key as the title).
+        in_names = set(terms(note.title)) | set(terms(_name_of(relpath)))
+        from_headings = {t for _, h in headings(text) if h != note.title for t in terms(h)} - in_names
+        wcounts = Counter({w: c for w, c in tf.items() if w in from_headings})
         scored_w = sorted(
             ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
              if c >= 2 and stats.word_df[w] <= half and not w.isdigit() and dense(c, stats.word_top[w])),

@@ -79,3 +79,14 @@ def test_a_link_target_and_an_entity_are_not_words_of_the_note():
     # A shortcut reference link loses its brackets in the proposed purpose line too.
     p = propose("about.md", b"# About\n\nWith [MkDocs] you [build](x.md) sites.\n", fleet_stats({("d", "about.md"): ""}))
     assert p.purpose == "With MkDocs you build sites."
+
+
+def test_a_word_of_a_longer_title_is_not_also_a_key_of_its_own():
+    props = proposals({
+        "search-post.md": "# Search: better, faster, smaller\n\n## A smaller index\n\nThe index is smaller. "
+                          "Smaller files load faster.\n",
+    })
+    keys = keys_of(props, "search-post.md")
+    assert "search better faster smaller" in keys  # the title, whole
+    assert "smaller" not in keys  # it scores as a title word already; as a key it claims every "smaller"
+    assert "a smaller index" in keys  # the heading as written
