@@ -13,17 +13,13 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .indexpool import resource
+from .indexpool import resource  # the descriptor limit, where the platform has one
 from .indexschema import SCHEMA_VERSION
 from .nofollow import refuse_links
 
-
 SIDE_FILES = ("", "-wal", "-shm", "-journal")  # index.db and what SQLite writes beside it
-
-
+# SQLite's words for a file that is not a sound index of ours.
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
-
-
 # The file or its folder cannot be written or opened: not damage (deleting would not help).
 UNWRITABLE_WORDS = ("readonly database", "unable to open database file", "disk I/O error", "database or disk is full")
 
