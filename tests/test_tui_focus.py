@@ -11,6 +11,7 @@ import pytest
 from textual import events
 
 from conftest import copy_demo
+from kbtui.main_screen import PANE_NAMES
 from tui_support import ask, make_app, ready, screen_text, settle
 
 SIZES = [(80, 24), (120, 40)]
@@ -66,20 +67,21 @@ def test_f6_and_tab_walk_the_question_and_the_panes_and_escape_comes_back(tmp_pa
             box = app.main.query_one("#question")
             assert _where(app)[0] == "question"
             seen = []
-            for key in ("f6", "tab", "f6", "tab"):
-                await pilot.press(key)
+            for i, _ in enumerate(PANE_NAMES):  # F6 and Tab take turns: both walk the same ring
+                await pilot.press("f6" if i % 2 == 0 else "tab")
                 await settle(pilot)
                 seen.append(_where(app))
-            assert seen == [("reading", "reading"), ("keywords", "keywords"), ("gate", "gate"), ("agents", "agents")]
+            assert PANE_NAMES[:4] == ("reading", "keywords", "gate", "agents")
+            assert seen == [(p, p) for p in PANE_NAMES]
             await pilot.press("tab")  # round to the question
             await settle(pilot)
             assert _where(app)[0] == "question"
             await pilot.press("shift+f6")
             await settle(pilot)
-            assert _where(app) == ("agents", "agents")
+            assert _where(app) == (PANE_NAMES[-1], PANE_NAMES[-1])
             await pilot.press("shift+tab")
             await settle(pilot)
-            assert _where(app) == ("gate", "gate")
+            assert _where(app) == (PANE_NAMES[-2], PANE_NAMES[-2])
             # In a pane a letter is not typed into the question.
             await pilot.press("a")
             assert box.value == "how much protein per meal"
