@@ -11,7 +11,6 @@ refused, and an existing label is never replaced (`--merge` adds keys to it).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -20,13 +19,13 @@ from pathlib import Path
 from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
-from .fleet import discover
+from .fleet import copy_notes, discover
 from .label import apply, digest, fleet_stats, propose
 from .memory import Memory
 from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
-from .textindex import list_notes
+from .notefiles import list_notes
 
 GOLD_FILE = "gold.tsv"
 
@@ -84,7 +83,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
                 files[(b.name, rel)] = (b.root / rel).read_bytes()
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {f"{b}/{r}": d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    texts = {(b, r): d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
     stats = fleet_stats(texts)
     landed: dict[str, list[str]] = {}
     if memory is not None:
@@ -120,8 +119,7 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
         copy = Path(tmp) / fleet.root.name
-        shutil.copytree(fleet.root, copy, symlinks=True,
-                        ignore=shutil.ignore_patterns(".kb", ".git", "kb-misses.txt", ".kb-misses.txt.lock"))
+        copy_notes(fleet.root, copy, ".git")
         rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
         for np in proposals:
             if not np.proposal.can_write:
@@ -221,7 +219,7 @@ def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NotePropos
         if np is None and len(by_rel.get(w, [])) == 1:
             np = by_rel[w][0]
         if np is None:
-            raise KbError(f"{w}: no proposal for this note (it has 12 keys or more, or is not in these bases)")
+            raise KbError(f"{w}: no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in these bases)")
         out.append(np)
     return out
 
@@ -256,10 +254,10 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
            *, wrote: bool) -> str:
 
     if not proposals:
-        return "kb label: every note has a label of 12 keys or more; nothing to propose"
+        return "kb label: every note has a label of 12 distinct keys or more; nothing to propose"
     bare = sum(1 for np in proposals if not np.proposal.existing)
     lines = [f"kb label: {len(proposals)} note(s) to label: {bare} without a label, "
-             f"{len(proposals) - bare} with a thin one (under 12 keys)"]
+             f"{len(proposals) - bare} with a thin one (under 12 distinct keys)"]
     for np in proposals:
         p = np.proposal
         lines += ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]
