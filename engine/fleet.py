@@ -10,6 +10,7 @@ base and is never expanded, since expanding it would silently drop the parent's 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -145,8 +146,8 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     kept, duplicates = _one_per_real_directory(candidates)
     for b in kept:
         bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
-    names = [b.name for b in bases]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    # Counted once, not list.count per base: quadratic over 2,000 bases.
+    dupes = sorted(n for n, k in Counter(b.name for b in bases).items() if k > 1)
     if dupes:
         raise KbError(f"two bases share the name {dupes[0]!r}: agent names must be unique in a fleet")
     root = roots[0]
