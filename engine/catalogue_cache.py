@@ -45,11 +45,13 @@ import zlib
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .atomic import write_atomic
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
+from .stemming import stem_question
 from .textindex import (
     RACY_NS,
     SCHEMA_VERSION,
@@ -148,16 +150,23 @@ def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
     return out
 
 
-def may_match(index: TextIndex, op: Opening, terms: list[str]) -> bool:
-    """False only when the base provably holds none of these terms, so its index need not be
-    opened: the vocabulary was read from this very index file (the key still matches), and
-    every term is one plain token of itself and absent from it. FTS5 matches a term only
-    where its token is, so a base with none of them answers nothing. Anything else (a large
-    base, a term the tokenizer might cut or fold) is searched."""
+def may_match(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> bool:
+    """False only when the base provably holds none of what its search would ask for, so its
+    index need not be opened: the vocabulary was read from this very index file (the key
+    still matches), and every stem the search sends (engine/stemming.py, as TextIndex.search
+    stems) is one plain token of itself and absent from it. FTS5 matches a token only where
+    it is, so such a base answers nothing. Anything else (a large base, a token the
+    tokenizer might cut or fold) is searched."""
     vocabulary = op.vocabulary
     if vocabulary is None or op.key is None or op.key != _key(index):
         return True
-    return any(_PLAIN_TOKEN.match(t) is None or f"\n{t}\n" in vocabulary for t in terms)
+    return any(_PLAIN_TOKEN.match(s) is None or f"\n{s}\n" in vocabulary for s in _asked(question, tuple(terms)))
+
+
+@lru_cache(maxsize=64)
+def _asked(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
+    """The stems TextIndex.search sends for these terms, once per question, not per base."""
+    return tuple(stem_question(question, list(terms)))
 
 
 # -- the key ----------------------------------------------------------------------------

@@ -325,7 +325,7 @@ class Memory:
     def _read(self, query: Query, routed: Routed, fusion_options) -> Reading:
         """Step two, what to read: the text leg, their fusion, the purpose's order, the rows."""
         t0 = time.perf_counter()
-        text = self._text_leg(list(routed.terms), routed.snap.openings)
+        text = self._text_leg(list(routed.terms), query.question, routed.snap.openings)
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
@@ -484,13 +484,13 @@ class Memory:
         held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str], openings: dict | None = None) -> list[TextHit]:
+    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
             op = openings.get(name) if openings and not self._resident_wanted else None
-            if op is not None and not catalogue_cache.may_match(idx, op, terms):
+            if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
                 continue  # none of the words is in this base (2,000 small bases: most of them)
-            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL)
+            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             hits.extend(TextHit(name, m.path, m.score, m.heading_path, m.text) for m in found)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several

@@ -27,6 +27,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
+from .stemming import stem_question
 from .textsearch import from_rows
 from .textindex import (
     FILE_SHIFT,
@@ -130,7 +131,7 @@ class ResidentText:
                 lo, hi = fid << FILE_SHIFT, (fid + 1) << FILE_SHIFT
                 sizes += con.execute("SELECT id, sz FROM chunks_docsize WHERE id >= ? AND id < ?", (lo, hi)).fetchall()
                 rows += self._tokenized(con.execute(
-                    "SELECT rowid, heading_path, body FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, hi)).fetchall())
+                    "SELECT rowid, heading_stems, body_stems FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, hi)).fetchall())
             # The kept postings, as (token, rowid, tf), joined with the new ones and regrouped.
             old_rows = []
             for token, p in self.postings.items():
@@ -172,18 +173,22 @@ class ResidentText:
 
     # -- asking ----------------------------------------------------------------------
 
-    def matches(self, terms: list[str], limit: int):
+    def matches(self, terms: list[str], limit: int, question: str = ""):
         """The TextSearch interface (engine/textsearch.py): higher is better."""
-        return from_rows(self.search(terms, limit)[0])
+        return from_rows(self.search(terms, limit, question)[0])
 
-    def search(self, terms: list[str], limit: int):
-        """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, terms sent)."""
+    def search(self, terms: list[str], limit: int, question: str = ""):
+        """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
+        return self.search_stems(stem_question(question, terms), limit)
+
+    def search_stems(self, terms: list[str], limit: int):
+        """As TextIndex.search_stems: the terms are the stems the index holds."""
         import numpy as np
 
         if not terms:
             return [], []
         if any(self.token_of(t) is None for t in terms):
-            return self.index.search(terms, limit)  # a phrase or nothing to FTS5: its own answer
+            return self.index.search_stems(terms, limit)  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows = self.postings, self.rowids, self.norm, self.n_rows
         sent = self._sent(terms, postings, n_rows)
