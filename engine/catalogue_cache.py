@@ -16,9 +16,10 @@ only what its question needs:
   holds does not open its index at all (`may_match`).
 
 Never stale. The cache is keyed on the index file itself: SCHEMA_VERSION, and the device,
-inode, size and mtime of index.db and of its write-ahead log. Every write to the index
-changes one of them (a commit appends to the log; a checkpoint rewrites index.db; a rebuild
-is a new inode). As for notes (textindex.RACY_NS), a stat can only vouch for content older
+inode, size and mtime of index.db and of its write-ahead log; and on the code that derives
+catalogue rows from records (a digest of its source: another kb never reads them). Every
+write to the index changes one of them (a commit appends to the log; a checkpoint rewrites
+index.db; a rebuild is a new inode). As for notes (textindex.RACY_NS), a stat can only vouch for content older
 than the clock's granularity: a cache is written only when both files are at least RACY_NS
 old, so a write landing in the same clock tick as the read cannot hide behind an equal
 stat. Every load compares the key again; a mismatch rebuilds from the index (one snapshot).
@@ -34,11 +35,13 @@ answer is the same, only slower.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import marshal
 import os
 import re
 import stat
+import sys
 import time
 import weakref
 import zlib
@@ -47,6 +50,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from . import catalogue as catalogue_module
+from . import normalize as normalize_module
+from . import stopwords as stopwords_module
 from .atomic import write_atomic
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
@@ -190,7 +196,22 @@ def _key(index: TextIndex) -> tuple | None:
         wal = None  # an empty log holds nothing: present or not, the index is the same
     if max(db[3], wal[3] if wal else 0) >= time.time_ns() - RACY_NS:
         return None
-    return (FORMAT, SCHEMA_VERSION, db, wal)
+    return (FORMAT, SCHEMA_VERSION, _code_stamp(), db, wal)
+
+
+@lru_cache(maxsize=1)
+def _code_stamp() -> str:
+    """The code that turns a record into catalogue rows, as a digest of its source: a kb
+    whose normalising or scoring changed (with the index's schema unchanged) must not read
+    rows another version derived. Read once per process (four small files)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for module in (catalogue_module, normalize_module, stopwords_module, sys.modules[__name__]):
+        try:
+            with open(module.__file__, "rb") as f:
+                digest.update(f.read())
+        except (OSError, TypeError):  # no source to read (a frozen build): never reuse a cache
+            digest.update(os.urandom(8))
+    return digest.hexdigest()
 
 
 # -- reading the index ----------------------------------------------------------------

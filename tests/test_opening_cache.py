@@ -218,6 +218,18 @@ def test_a_touched_index_file_invalidates_its_cache(demo):
     assert catalogue_cache.cached(idx) is None
 
 
+def test_a_cache_derived_by_other_code_is_not_served(demo, monkeypatch):
+    """A kb whose normalising or scoring changed, with the index's schema the same, must not
+    read catalogue rows another version derived."""
+    _index(demo)
+    _route(demo, "deploy")
+    idx = Memory(demo).indexes["zed"]
+    assert catalogue_cache.cached(idx) is not None
+    monkeypatch.setattr(catalogue_cache, "_code_stamp", lambda: "another kb")
+    catalogue_cache._last.clear()
+    assert catalogue_cache.cached(idx) is None
+
+
 def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_cache(demo):
     r = run_kb("index", str(demo))
     assert r.returncode == 0
