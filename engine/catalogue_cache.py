@@ -264,7 +264,10 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        # Everything in a cache comes from its index, so it is never larger than the index
+        # (about a tenth of it measured): a larger file is not ours, and is not read.
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _index_bytes(key) + (1 << 20):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
             raw = f.read()
@@ -294,6 +297,11 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
         return None
     return Opening(key, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable,
                    chunks, vocabulary, where=path)
+
+
+def _index_bytes(key: tuple) -> int:
+    db, wal = key[-2], key[-1]
+    return db[2] + (wal[2] if wal else 0)
 
 
 def _store(index: TextIndex, op: Opening) -> None:

@@ -253,7 +253,7 @@ def _foreign(payload) -> bytes:
 
 
 @pytest.mark.parametrize("damage", [
-    "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory",
+    "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
 ])
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     _index(demo)
@@ -276,6 +276,12 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
         path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 11))
     elif damage == "a-directory":
         path.mkdir()
+    elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
+        head = len(catalogue_cache.MAGIC) + 4
+        body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
+        path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        catalogue_cache._last.clear()
+        assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None  # not read into memory
     r = run_kb("route", "--json", q, str(demo))
     assert r.returncode in (0, 1) and not r.stderr.strip(), r.stderr
     answer = json.loads(r.stdout)
