@@ -199,11 +199,11 @@ def _key(index: TextIndex) -> tuple | None:
     return (FORMAT, SCHEMA_VERSION, _code_stamp(), db, wal)
 
 
-@lru_cache(maxsize=1)
-def _code_stamp() -> str:
+def _source_digest() -> str:
     """The code that turns a record into catalogue rows, as a digest of its source: a kb
     whose normalising or scoring changed (with the index's schema unchanged) must not read
-    rows another version derived. Read once per process (four small files)."""
+    rows another version derived. Taken when this module is imported, so a process that
+    outlives an upgrade still stamps what it runs, not what is on disk now."""
     digest = hashlib.blake2b(digest_size=8)
     for module in (catalogue_module, normalize_module, stopwords_module, sys.modules[__name__]):
         try:
@@ -212,6 +212,10 @@ def _code_stamp() -> str:
         except (OSError, TypeError):  # no source to read (a frozen build): never reuse a cache
             digest.update(os.urandom(8))
     return digest.hexdigest()
+
+
+def _code_stamp() -> str:
+    return _CODE_STAMP
 
 
 # -- reading the index ----------------------------------------------------------------
@@ -444,3 +448,6 @@ class FleetCatalogue(Catalogue):
         self._postings = _Postings(words, 0)  # type: ignore[assignment]
         self._phrases = _Postings(words, 1)  # type: ignore[assignment]
         self._keys_written = None
+
+
+_CODE_STAMP = _source_digest()  # four small files read once, at import
