@@ -19,7 +19,7 @@ Never stale. The cache is keyed on the index file itself: SCHEMA_VERSION, and th
 inode, size and mtime of index.db and of its write-ahead log; and on the code that derives
 catalogue rows from records (a digest of its source: another kb never reads them). Every
 write to the index changes one of them (a commit appends to the log; a checkpoint rewrites
-index.db; a rebuild is a new inode). As for notes (textindex.RACY_NS), a stat can only vouch for content older
+index.db; a rebuild is a new inode). As for notes (indexupdate.RACY_NS), a stat can only vouch for content older
 than the clock's granularity: a cache is written only when both files are at least RACY_NS
 old, so a write landing in the same clock tick as the read cannot hide behind an equal
 stat. Every load compares the key again; a mismatch rebuilds from the index (one snapshot).
@@ -58,16 +58,11 @@ from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
 from .stemming import stem_question
-from .textindex import (
-    RACY_NS,
-    SCHEMA_VERSION,
-    FileRecord,
-    TextIndex,
-    _records,
-    chunk_total,
-    notes_changed,
-    one_snapshot,
-)
+from .fts5search import chunk_total, one_snapshot
+from .indexschema import SCHEMA_VERSION
+from .indexupdate import RACY_NS, notes_changed
+from .notestore import FileRecord, records as read_records
+from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
@@ -225,7 +220,7 @@ def _read(con, key) -> Opening:
     with one_snapshot(con):
         meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('skipped_stats', 'skipped', 'indexed_at_ns')"))
         known = dict(con.execute("SELECT path, mtime_ns || ':' || size FROM files"))
-        records = _records(con)
+        records = read_records(con)
         vocabulary = None
         if chunk_total(con) <= VOCABULARY_MAX_CHUNKS:
             # One string, not a set: 2,000 bases' sets were a million objects to load.

@@ -10,6 +10,7 @@ base and is never expanded, since expanding it would silently drop the parent's 
 from __future__ import annotations
 
 import os
+import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,16 @@ BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
 FLEET_FILE = "fleet.txt"
 ALIASES_FILE = "kb-aliases.txt"
 MISSES_FILE = "kb-misses.txt"
+# What a copy of notes leaves behind: what kb writes beside them (the index, the miss log and
+# its lock). A copy indexes itself, as a new user's would. The one list every copy uses.
+LEFT_BEHIND = (".kb", MISSES_FILE, f".{MISSES_FILE}.lock")
+
+
+def copy_notes(src: Path, dest: Path, *also: str) -> Path:
+    """The notes under `src` at `dest`, without LEFT_BEHIND (nor `also`); symlinks stay links.
+    For `kb label`'s trial copy, the benchmarks and the tests: a measurement on a copy."""
+    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_BEHIND, *also))
+    return dest
 
 
 @dataclass(frozen=True)

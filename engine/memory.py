@@ -46,7 +46,7 @@ from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
-from .names import repaired
+from .clean import repaired
 from .nofollow import LinkRefused
 from .normalize import terms as normalise
 from .remember import remember
@@ -59,7 +59,9 @@ from .question import cut_question
 from .rrf import rrf
 from .suggest import suggest
 from .resident import ResidentText
-from .textindex import FileRecord, IndexReport, TextIndex
+from .indexupdate import IndexReport
+from .notestore import FileRecord
+from .textindex import TextIndex
 from .textsearch import Fts5TextSearch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
@@ -273,7 +275,7 @@ class Memory:
         else:
             query = Query(question, **options)
         # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
-        # writer of this answer raise: the question is repaired once, here (engine/names.py).
+        # writer of this answer raise: the question is repaired once, here (engine/clean.py).
         # Then cut (engine/question.py), so the scorers, the rerank and the miss log all see the
         # same question, and the answer says how long it was.
         fixed, question_chars = cut_question(repaired(query.question))

@@ -29,13 +29,9 @@ from dataclasses import dataclass
 
 from .stemming import stem_question
 from .textsearch import from_rows
-from .textindex import (
-    FILE_SHIFT,
-    PRUNE_DF_FRACTION,
-    TextIndex,
-    _averages,
-    _varint,
-)
+from .fts5search import PRUNE_DF_FRACTION, averages, varint
+from .indexschema import FILE_SHIFT
+from .textindex import TextIndex
 
 # FTS5's bm25() constants (fts5_aux.c) and its floor for a term in more than half the rows.
 K1 = 1.2
@@ -46,7 +42,7 @@ IDF_FLOOR = 1e-6
 def _varints(blob: bytes) -> list[int]:
     out, i = [], 0
     while i < len(blob):
-        v, i = _varint(blob, i)
+        v, i = varint(blob, i)
         out.append(v)
     return out
 
@@ -100,7 +96,7 @@ class ResidentText:
             self._totals(con)
 
     def _totals(self, con: sqlite3.Connection) -> None:
-        nums = _varints(_averages(con))
+        nums = _varints(averages(con))
         self.n_rows = nums[0] if nums else 0
         self.n_tokens = sum(nums[1:])
         # The length part of bm25's denominator, k1 * (1 - b + b * D / avgdl), per chunk: it
@@ -202,7 +198,7 @@ class ResidentText:
         return self.index._guard(_rows_for, best), sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
-        # Pruning as textindex._send: above the threshold, a term in more than a quarter of the
+        # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
         # chunks leaves the question.
         if n_rows <= self.index.prune_above:
             return list(terms)

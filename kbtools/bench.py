@@ -143,7 +143,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Measure one fleet. Returns the report as plain data (what `--json` prints)."""
     from engine.memory import Memory
-    from engine.textindex import PRUNE_ABOVE_CHUNKS, fts_expression
+    from engine.fts5search import PRUNE_ABOVE_CHUNKS, fts_expression
 
     say = progress or (lambda s: None)
     # Absolute: the fresh processes below run from the directory `engine` is imported from.
