@@ -148,16 +148,23 @@ def _bring_note(
 def is_stale(root: Path, read) -> bool:
     """Cheap check: has any note been added, removed, or touched since the last index?
     `read(fn)` runs `fn(connection)` against the index (TextIndex's guarded read)."""
+    said = json.loads(read(lambda c: meta_get(c, "skipped")) or "[]")
+    known = read(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
+    skips = json.loads(read(lambda c: meta_get(c, "skipped_stats")) or "{}")
+    return notes_changed(root, known, skips, said, read(racy_from))
+
+
+def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said: list[str],
+                  young_from: int | None) -> bool:
+    """Whether the notes below `root` differ from what an index recorded: `known` and `skips`
+    map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
+    skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
+    index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
     on_disk, problems = list_notes(root)
     gaps = listing_gaps(problems)
     # A listing that fails, or fails no more, is news the stored answer must tell.
-    said = json.loads(read(lambda c: meta_get(c, "skipped")) or "[]")
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:
         return True
-    known = read(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
-    known_skips = read(lambda c: meta_get(c, "skipped_stats")) or "{}"
-    skips = json.loads(known_skips)
-    young_from = read(racy_from)
     for rel, st in on_disk.items():
         sig = f"{st.st_mtime_ns}:{st.st_size}"
         if is_map_file(rel):

@@ -17,9 +17,10 @@ import engine.memory as memory_mod
 import engine.normalize as normalize_mod
 import engine.fts5search as fts
 import engine.indexupdate as indexupdate
+from engine import catalogue_cache
 from engine.indexschema import FILE_SHIFT
 from engine.catalogue import (
-    SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for,
+    SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for, make_entry,
 )
 from kbtools.haystack import generate
 from engine.memory import Memory
@@ -203,7 +204,16 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
         calls[0] += 1
         return _old_search(con, terms, k, limit)
 
+    def old_catalogue(openings):
+        # The reference builds its catalogue from every record, as before the opening cache.
+        return OldCatalogue([
+            make_entry(name, r.path, r.title, r.purpose, r.species, r.keys)
+            for name, op in openings.items() for r in catalogue_cache.Records(op).values() if r.is_entry
+        ])
+
     monkeypatch.setattr(memory_mod, "Catalogue", OldCatalogue)
+    monkeypatch.setattr(catalogue_cache, "FleetCatalogue", old_catalogue)
+    monkeypatch.setattr(catalogue_cache, "may_match", lambda *args: True)  # every base searched
     monkeypatch.setattr(fts, "search", search)
     monkeypatch.setattr(indexupdate, "list_notes", _old_list_notes)
     monkeypatch.setattr(normalize_mod, "fold", _old_fold)
@@ -215,6 +225,14 @@ def _questions(root: Path) -> list[str]:
     return [ln.split("\t")[0] for ln in lines if ln and not ln.startswith("#")]
 
 
+def _age_indexes(fleet: Path) -> None:
+    """Date every index file a minute back, so the "after" side reads the opening cache
+    (engine/catalogue_cache.py keeps none for an index younger than its clock can vouch for)."""
+    then = os.stat(fleet).st_mtime - 60
+    for f in fleet.glob("*/.kb/index.db*"):
+        os.utime(f, (then, then))
+
+
 @pytest.fixture(scope="module")
 def hay1k(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("identity") / "h1k"
@@ -223,6 +241,9 @@ def hay1k(tmp_path_factory) -> Path:
     m.snapshot()  # indexed once, so both sides read the same file
     for idx in m.indexes.values():  # and pruning at a lowered threshold reads the stored table
         fts.refresh_common_terms(idx.conn(), 0)
+    for idx in m.indexes.values():
+        idx.close()  # closed first: the last close checkpoints, which writes index.db
+    _age_indexes(root)
     return root
 
 
@@ -236,8 +257,13 @@ def test_demo_answers_are_bit_identical(demo, monkeypatch):
     qs = [ln.split("\t")[0] for ln in (demo / "gold.tsv").read_text(encoding="utf-8").splitlines()
           if ln and not ln.startswith("#")]
     qs += ["deploy production rollback canary", "me conta uma piada", "proteina treino recuperacao"]
-    Memory(demo).snapshot()
+    first = Memory(demo)
+    first.snapshot()
+    for idx in first.indexes.values():
+        idx.close()
+    _age_indexes(demo)
     after = _answers(demo, qs, None)
+    assert all(catalogue_cache.cached(i) for i in Memory(demo).indexes.values())  # "after" read the cache
     calls = _before(monkeypatch, None)
     _compare(after, _answers(demo, qs, None))
     assert calls[0] >= len(qs)
