@@ -29,7 +29,7 @@ def fold(text: str) -> str:
     return _fold(text)
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_NON_ASCII = re.compile(r"[\u0080-\U0010FFFF]")  # any character outside ASCII
 
 
 def _fold(text: str) -> str:
