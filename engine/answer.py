@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+from .textsearch import ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
@@ -49,8 +50,15 @@ class TextHit:
     base: str
     path: str
     score: float  # higher is better: FTS5's bm25() negated (engine/textsearch.py)
-    heading_path: str
-    text: str
+    chunk: ChunkText  # the best chunk; the resident leg reads its text only when asked for
+
+    @property
+    def heading_path(self) -> str:
+        return self.chunk.get()[0]
+
+    @property
+    def text(self) -> str:
+        return self.chunk.get()[1]
 
     @property
     def id(self) -> str:

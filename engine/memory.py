@@ -489,7 +489,7 @@ class Memory:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
             found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL)
-            hits.extend(TextHit(name, m.path, m.score, m.heading_path, m.text) for m in found)
+            hits.extend(TextHit(name, m.path, m.score, m.chunk) for m in found)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
         # bases, one text leg").
@@ -520,6 +520,13 @@ class Memory:
         with self._swap:  # an update that landed during the build is followed before it answers
             leg.refresh()
             self._resident[name] = leg
+
+    def hold_text_in_memory(self, timeout: float = 120.0) -> bool:
+        """Answer the text leg from memory from now on, and wait until it can: for a caller
+        about to ask thousands of questions in one go (`kb misses` over a long log), where
+        the build is paid once and every question after it is cheaper than FTS5's."""
+        self._resident_wanted = True
+        return self.wait_resident(timeout)
 
     def wait_resident(self, timeout: float = 60.0) -> bool:
         """Build every base's resident leg now and wait for it (the bench, the tests)."""

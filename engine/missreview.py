@@ -29,6 +29,12 @@ from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
 MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
+# Every entry is one more question asked of the text leg. A long log is asked of the resident
+# leg (engine/resident.py): its build (numpy's import, ~0.1 ms a chunk) is paid once and each
+# question after is a few times cheaper than FTS5's. Below this many entries, or fewer than
+# one entry per CHUNKS_PER_MISS_FOR_RESIDENT chunks, the build would cost more than it saves.
+RESIDENT_FROM_MISSES = 1_000
+CHUNKS_PER_MISS_FOR_RESIDENT = 50
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,8 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
     log exists and cannot be read."""
     path = path or misses_path(memory.fleet.root)
     entries, problems = load(path)
+    if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
+        memory.hold_text_in_memory()
     reviews = tuple(review_one(memory, e, near=near) for e in entries)
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
 
