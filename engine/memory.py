@@ -18,8 +18,10 @@ import gc
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Iterator
 
 from . import gate as gate_mod
@@ -37,7 +39,7 @@ from .answer import (
     TextHit,
     Timings,
 )
-from .catalogue import Catalogue, Scored, make_entry
+from .catalogue import Catalogue, Ranking, Scored, make_entry
 from .covered import COVERAGE_RULE_ON, coverage
 from .classifier import Classifier, choose
 from .dossier import build_dossier
@@ -159,6 +161,7 @@ class Memory:
         self._resident_wanted = resident
         self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
         self._resident_building: set[str] = set()
+        self._held = threading.local()  # one_state's snapshot, per thread
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -172,6 +175,9 @@ class Memory:
         return self.fleet.bases
 
     def snapshot(self) -> Snapshot:
+        held = getattr(self._held, "snap", None)
+        if held is not None:
+            return held
         snap = self._snapshot
         if snap is None:
             with self._swap:
@@ -196,6 +202,19 @@ class Memory:
                     )
                     self._snapshot = snap
         return snap
+
+    @contextmanager
+    def one_state(self) -> Iterator[Snapshot]:
+        """Within the block, this thread's questions are all answered against one snapshot:
+        no stat of kb-aliases.txt per question (`kb misses` asks thousands in one go, and a
+        review is of the fleet as it stood when it began). Other threads are not affected."""
+        snap = self.snapshot()
+        outer = getattr(self._held, "snap", None)
+        self._held.snap = snap
+        try:
+            yield snap
+        finally:
+            self._held.snap = outer
 
     def refresh(self, *, force: bool = False) -> list[IndexReport]:
         """Bring every base's index up to date and swap in a new catalogue."""
@@ -308,15 +327,15 @@ class Memory:
         segments = expand(words, list(snap.aliases))
         scored = snap.catalogue.score(segments)
         keyword_ms = (time.perf_counter() - t0) * 1000
-        keyword = tuple(_keyword_hit(s) for s in scored)
+        keyword = KeywordHits(scored)
         agent = _choose_agent(scored)
         if query.classify and self.roster.classifier and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
-        top_score = scored[0].score if scored else 0.0
+        top_score = scored.score_at(0) if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
         if verdict == "hit" and COVERAGE_RULE_ON:
-            verdict = self._covered_verdict(scored[0].entry, words)
+            verdict = self._covered_verdict(scored.entry_at(0), words)
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
             keyword=keyword, verdict=verdict, agent=agent,
@@ -340,7 +359,7 @@ class Memory:
         Computed from the two rankings alone, so a wider window of the same ordering (the
         rerank's) costs no second scoring of the question: see `window`.
         """
-        fused = rrf([k.id for k in keyword], [h.id for h in text])
+        fused = rrf(_ids(keyword), [h.id for h in text])
         fusion = None
         if fusion_options is not None:
             fusion = fuse_reading_list(
@@ -402,7 +421,7 @@ class Memory:
         """
         snap = self.snapshot()
         segments = expand(normalise(question), [*snap.aliases, *extra_aliases])
-        return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
+        return KeywordHits(snap.catalogue.score(segments))
 
     def rerank(self, answer: Answer, request: object = True, *, top: int | None = None) -> Answer:
         """`answer` with its reading list re-ordered by the cross-encoder, stamped in stages["rerank"].
@@ -572,13 +591,13 @@ class Memory:
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
-        kw_by_id = {k.id: k for k in keyword}
+        kw_at = {ident: k for k, ident in enumerate(_ids(keyword))}
         text_by_id = {h.id: h for h in text_hits}
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
             rec = snap.records.get(base, {}).get(path)
-            k = kw_by_id.get(ident)
+            k = keyword[kw_at[ident]] if ident in kw_at else None
             t = text_by_id.get(ident)
             why = " + ".join(
                 p for p in (f"keywords #{krank}" if krank else "", f"text #{trank}" if trank else "") if p
@@ -617,13 +636,61 @@ def _keyword_hit(s: Scored) -> KeywordHit:
     )
 
 
-def _choose_agent(scored: list[Scored]) -> AgentChoice:
-    totals = fold([(s.entry.base, s.entry.species, s.score) for s in scored])
+class KeywordHits(Sequence):
+    """The keyword ranking as KeywordHits, each built when first read: a question with a
+    common word scores a quarter of a large fleet, and a surface shows a handful of them.
+    Compares equal to a list or tuple of the same hits."""
+
+    def __init__(self, ranking: Ranking):
+        self.ranking = ranking
+        self._built: list[KeywordHit | None] = [None] * len(ranking)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        hit = self._built[k]
+        if hit is None:
+            hit = self._built[k] = _keyword_hit(self.ranking[k])
+        return hit
+
+    def ids(self) -> list[str]:
+        return self.ranking.ids()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Sequence, list)) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KeywordHits({list(self)!r})"
+
+
+def _ids(keyword) -> list[str]:
+    """The keyword ranking's ids, without building a hit per entry when it is a KeywordHits."""
+    return keyword.ids() if isinstance(keyword, KeywordHits) else [k.id for k in keyword]
+
+
+def _choose_agent(scored: Ranking) -> AgentChoice:
+    # The fold keeps each agent's best file per species: in a ranking that is best first, the
+    # first of each (agent, species) is that best, so only those are handed to it.
+    firsts: list[tuple[str, str, float]] = []
+    seen: set[tuple[str, str]] = set()
+    for k in range(len(scored)):
+        e = scored.entry_at(k)
+        if (e.base, e.species) not in seen:
+            seen.add((e.base, e.species))
+            firsts.append((e.base, e.species, scored.score_at(k)))
+    totals = fold(firsts)
     if not totals:
         return AgentChoice(name=None, score=0.0, files=0, margin=None, contenders=0, totals=())
     owner = totals[0]
     margin = owner.score / totals[1].score if len(totals) > 1 and totals[1].score > 0 else None
-    files = sum(1 for s in scored if s.entry.base == owner.agent)
+    files = sum(1 for k in range(len(scored)) if scored.entry_at(k).base == owner.agent)
     return AgentChoice(
         name=owner.agent, score=owner.score, files=files, margin=margin, contenders=len(totals),
         totals=tuple(totals),

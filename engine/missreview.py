@@ -130,11 +130,14 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
     entries, problems = load(path)
     if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
         memory.hold_text_in_memory()
-    reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    with memory.one_state():
+        texts: dict[tuple[str, str], frozenset[str]] = {}  # a file's words, read once per review
+        reviews = tuple(review_one(memory, e, near=near, texts=texts) for e in entries)
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
 
 
-def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
+def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT,
+               texts: dict[tuple[str, str], frozenset[str]] | None = None) -> MissReview:
     q = entry.question
     # No classifier: which file nearly caught it is retrieval; a model call per entry would cost seconds.
     answer = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
@@ -171,10 +174,15 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
             advice.append(f"{f.id} holds these words but has no `Search for:` line, so no question can reach it: "
                           "give it one (kb check: E02)")
 
-    matched = {t for k in answer.keyword for m in k.matched for t in terms(m)}
+    matched = {t for k in answer.keyword for m in k.matched for t in _terms_of(m)}
     q_terms = terms(q)
-    proposal = _propose(memory, q, q_terms, matched, files, n)
+    proposal = _propose(memory, q, q_terms, matched, files, n, {} if texts is None else texts)
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
+
+
+@lru_cache(maxsize=65536)  # what a keyword hit matched is the fleet's own keys and words: few, repeated
+def _terms_of(matched: str) -> tuple[str, ...]:
+    return tuple(terms(matched))
 
 
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -263,7 +271,8 @@ def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
     return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
 
 
-def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
+def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int,
+             texts: dict[tuple[str, str], frozenset[str]]):
     spans = [tuple(s) for s in _spans(q_terms, matched)]
     if not spans:
         return None
@@ -293,7 +302,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     for f in files:
         if not f.keys:
             continue
-        held = _words_in_text(memory, f, q_terms)
+        held = _words_in_text(memory, f, q_terms, texts)
         run = _longest_run(q_terms, lambda t: t in held and t not in matched)
         if not run:
             continue
@@ -301,9 +310,11 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     return None
 
 
-def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
-    text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
-    have = set(terms(text))
+def _words_in_text(memory, f: NearFile, q_terms: list[str], texts: dict[tuple[str, str], frozenset[str]]) -> set[str]:
+    have = texts.get((f.base, f.path))
+    if have is None:
+        text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
+        have = texts[(f.base, f.path)] = frozenset(terms(text))
     return {t for t in q_terms if t in have}
 
 

@@ -97,6 +97,25 @@ class OldCatalogue:
         return out
 
 
+class _OldRanking(list):
+    """The reference's list of Scored, read through the accessors Memory reads a ranking by
+    now (engine.catalogue.Ranking); nothing computed here."""
+
+    def entry_at(self, k):
+        return self[k].entry
+
+    def score_at(self, k):
+        return self[k].score
+
+    def ids(self):
+        return [s.entry.id for s in self]
+
+
+class _OldCatalogueRanked(OldCatalogue):
+    def score(self, segments):
+        return _OldRanking(super().score(segments))
+
+
 def _old_why(e: Entry, w: str, key_weight: float) -> str:
     bits = []
     if key_weight:
@@ -201,7 +220,7 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
         calls[0] += 1
         return _old_search(con, terms, k, limit)
 
-    monkeypatch.setattr(memory_mod, "Catalogue", OldCatalogue)
+    monkeypatch.setattr(memory_mod, "Catalogue", _OldCatalogueRanked)
     monkeypatch.setattr(ti, "_search", search)
     monkeypatch.setattr(ti, "list_notes", _old_list_notes)
     monkeypatch.setattr(normalize_mod, "fold", _old_fold)
