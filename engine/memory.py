@@ -74,6 +74,9 @@ PASSAGE_SCAN_CHUNKS = 2_000
 # the fused answer's worst times. A snapshot is immutable and acyclic, so once a large one
 # is built it is moved out of the collector's sight (gc.freeze); small fleets never pay.
 FREEZE_ABOVE_CHUNKS = 10_000
+# Notes whose "does its text hold this word" answers are remembered (the coverage rule);
+# past it the memory starts over.
+HELD_WORDS_NOTES = 4_096
 _frozen = False
 
 
@@ -162,6 +165,7 @@ class Memory:
         self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
         self._resident_building: set[str] = set()
         self._held = threading.local()  # one_state's snapshot, per thread
+        self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # _covered_verdict's
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -501,7 +505,28 @@ class Memory:
         """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
         idx = self.indexes.get(top.base)
         label = " ".join((top.title, top.purpose, *top.keys))
-        held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
+        if idx is None:
+            return "hit" if coverage(q_terms, label, lambda ts: set()).enough else "guess"
+        rec = self.snapshot().records.get(top.base, {}).get(top.path)
+        if rec is None:
+            return "hit" if coverage(q_terms, label, lambda ts: idx.terms_held(top.path, ts)).enough else "guess"
+        version = (top.base, top.path, rec.hash)
+
+        def held(ts: list[str]) -> set[str]:
+            # Whether a note's text holds a word is fixed by its content: remembered by the
+            # note's hash, so a question asked again (the room as one types, kb misses over a
+            # log) asks the index only for words not yet asked of this version of the note.
+            known = self._held_words.setdefault(version, {})
+            new = [t for t in ts if t not in known]
+            if new:
+                got = idx.terms_held(top.path, new)
+                if len(self._held_words) > HELD_WORDS_NOTES:
+                    self._held_words.clear()
+                    known = self._held_words.setdefault(version, {})
+                for t in new:
+                    known[t] = t in got
+            return {t for t in ts if known.get(t)}
+
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str]) -> list[TextHit]:

@@ -221,15 +221,6 @@ def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
 
 
 @lru_cache(maxsize=65536)  # a log's questions share their words; each pair is measured once
-def _similarity(span: tuple[str, ...], key_terms: tuple[str, ...]) -> float:
-    """How alike a run of question words and a key are spelled: the words run together
-    (`roll back` ~ `rollback`), or each question word against its best key word."""
-    joined = dice("".join(span), "".join(key_terms))
-    each = sum(_best_word(s, key_terms) for s in span) / len(span)
-    return max(joined, each)
-
-
-@lru_cache(maxsize=65536)
 def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
     return max(dice(word, w) for w in key_terms)
 
@@ -248,6 +239,7 @@ class _FileKeys:
     terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
     grams: tuple[frozenset[str], ...]  # per key: its words' trigrams and those of the words run together
     by_gram: dict[str, tuple[int, ...]]  # trigram -> indexes of the keys carrying it
+    joined: tuple[frozenset[str], ...]  # per key: the trigrams of its words run together
 
 
 @lru_cache(maxsize=4096)
@@ -262,7 +254,8 @@ def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
         per_key_grams.append(grams)
         for g in grams:
             by_gram.setdefault(g, set()).add(order)
-    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
+    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()},
+                     tuple(trigrams("".join(kt)) for kt in per_key))
 
 
 @lru_cache(maxsize=65536)
@@ -277,6 +270,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     if not spans:
         return None
     span_grams = [_grams_of(span) for span in spans]
+    span_joined = [trigrams("".join(span)) for span in spans]
     grams = frozenset().union(*span_grams)
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
@@ -285,11 +279,15 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
         for order in reached:  # in the file's key order, as the full scan went
-            kt, kg = prepared.terms[order], prepared.grams[order]
-            for span, sg in zip(spans, span_grams):
+            kt, kg, kj = prepared.terms[order], prepared.grams[order], prepared.joined[order]
+            for span, sg, sj in zip(spans, span_grams, span_joined):
                 if span == kt or sg.isdisjoint(kg):
                     continue  # a word aliased to itself adds nothing; no shared gram, no similarity
-                sim = _similarity(span, kt)
+                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+                # or each question word against its best key word; trigrams already in hand.
+                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
+                each = sum(_best_word(w, kt) for w in span) / len(span)
+                sim = max(joined, each)
                 rank = (sim, len(span), -order)
                 if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
                     best = (rank, span, f.keys[order], f)
