@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import KbError
+from .render import printable
 from .textfile import read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
@@ -273,7 +274,7 @@ def render(r: EvalReport) -> str:
         else:
             agent = kw = "-"
         file_col = "ok" if g.file_ok else "MISS"
-        lines.append(f"  {file_col:<4} {agent:<5} {kw:<5} {g.score:5.1f} {g.margin:5.2f} {v:<6} {g.gold.question}")
+        lines.append(f"  {file_col:<4} {agent:<5} {kw:<5} {g.score:5.1f} {g.margin:5.2f} {v:<6} {printable(g.gold.question)}")
     n = len(ans)
     fused_ok = sum(g.file_ok for g in ans)
     kw_ok = sum(g.keyword_ok for g in ans)

@@ -349,7 +349,7 @@ class Memory:
     def _read(self, query: Query, routed: Routed, fusion_options) -> Reading:
         """Step two, what to read: the text leg, their fusion, the purpose's order, the rows."""
         t0 = time.perf_counter()
-        text = self._text_leg(list(routed.terms))
+        text = self._text_leg(list(routed.terms), query.question)
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
@@ -529,10 +529,10 @@ class Memory:
 
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str]) -> list[TextHit]:
+    def _text_leg(self, terms: list[str], question: str = "") -> list[TextHit]:
         hits: list[TextHit] = []
         for name, idx in self.indexes.items():
-            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL)
+            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             hits.extend(TextHit(name, m.path, m.score, m.chunk) for m in found)
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several

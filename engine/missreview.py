@@ -150,15 +150,20 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT,
     files: list[NearFile] = []
     for rank, hit in enumerate(answer.text[:pool], start=1):
         files.append(_near(snap, hit.base, hit.path, rank))
-    if not files:
-        # Nothing in the prose: the files carrying what the suggester offers are the nearest.
-        # Looked up by the offered keys, in catalogue order: no walk over every key per entry.
-        spelled = _entries_by_key(snap.catalogue)
-        found = sorted({hit for key in answer.suggestions for hit in spelled.get(key, ())})
-        for _, e in found:
-            if all(f.id != e.id for f in files) and len(files) < pool:
-                files.append(_near(snap, e.base, e.path, None))
-    shown = tuple(files[: max(near, 0)])
+    # The files carrying what the suggester offers are near too, text hits or not: with
+    # stems in the text leg a stray word ("come" finds "comes") can fill the text's places,
+    # and the spelling is what an alias is proposed from. Looked up by the offered keys, in
+    # catalogue order: no walk over every key per entry.
+    spelled = _entries_by_key(snap.catalogue)
+    found = sorted({hit for key in answer.suggestions for hit in spelled.get(key, ())})
+    by_spelling: list[NearFile] = []
+    for _, e in found:
+        if all(f.id != e.id for f in files + by_spelling) and len(by_spelling) < pool:
+            by_spelling.append(_near(snap, e.base, e.path, None))
+    # `near` caps what is shown; when both kinds found something, one place goes to the spelling.
+    spelled_places = min(len(by_spelling), max(1, near - len(files))) if near > 0 else 0
+    shown = tuple(files[: max(near - spelled_places, 0)] + by_spelling[:spelled_places])
+    files += by_spelling
 
     advice: list[str] = []
     if answer.verdict == "hit":

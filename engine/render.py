@@ -34,8 +34,11 @@ def printable_block(s: str) -> str:
 
 
 # What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
-# controls (U+009B is a CSI to many terminals) and the bidi overrides and isolates.
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# controls (U+009B is a CSI to many terminals) and the bidi overrides and isolates. And a lone
+# surrogate (a file or folder name's byte that is not UTF-8, kept by surrogateescape): written
+# raw it would make the output invalid UTF-8; as \udcXX it is valid JSON that Python reads
+# back to the same string, so os.fsencode gives the name's own bytes.
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def json_line(obj: object) -> str:

@@ -28,6 +28,7 @@ import threading
 from dataclasses import dataclass
 from functools import partial
 
+from .stemming import stem_question
 from .textsearch import ChunkText, TextMatch, from_rows
 from .textindex import (
     FILE_SHIFT,
@@ -147,7 +148,7 @@ class ResidentText:
                 lo, hi = fid << FILE_SHIFT, (fid + 1) << FILE_SHIFT
                 sizes += con.execute("SELECT id, sz FROM chunks_docsize WHERE id >= ? AND id < ?", (lo, hi)).fetchall()
                 rows += self._tokenized(con.execute(
-                    "SELECT rowid, heading_path, body FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, hi)).fetchall())
+                    "SELECT rowid, heading_stems, body_stems FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, hi)).fetchall())
             # The kept postings, as (token, rowid, tf), joined with the new ones and regrouped.
             old_rows = []
             for token, p in self.postings.items():
@@ -211,19 +212,24 @@ class ResidentText:
 
     # -- asking ----------------------------------------------------------------------
 
-    def matches(self, terms: list[str], limit: int) -> list[TextMatch]:
+    def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:
         """The TextSearch interface (engine/textsearch.py): higher is better. Each match's
         chunk text is read from the store only if something reads it (a shown row's passage)."""
-        ranked = self._ranked(terms, limit)
+        stems = stem_question(question, terms)
+        ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
-            return from_rows(self.index.search(terms, limit)[0])
+            return from_rows(self.index.search_stems(stems, limit)[0])
         return [TextMatch(path, -bm25, ChunkText(load=partial(self._chunk, rowid))) for rowid, path, bm25 in ranked[0]]
 
-    def search(self, terms: list[str], limit: int):
-        """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, terms sent)."""
+    def search(self, terms: list[str], limit: int, question: str = ""):
+        """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
+        return self.search_stems(stem_question(question, terms), limit)
+
+    def search_stems(self, terms: list[str], limit: int):
+        """As TextIndex.search_stems: the terms are the stems the index holds."""
         ranked = self._ranked(terms, limit)
         if ranked is None:
-            return self.index.search(terms, limit)
+            return self.index.search_stems(terms, limit)
         rows, sent = ranked
         texts = self.index._guard(_texts, [r[0] for r in rows])
         return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in rows], sent

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .normalize import words
-from .stopwords import ENGLISH_STOPWORDS, PORTUGUESE_STOPWORDS
+from .stopwords import ENGLISH_STOPWORDS, PORTUGUESE_STOPWORDS, STOPWORDS
 
 LANGUAGES = ("english", "portuguese")
 
@@ -68,5 +68,10 @@ def stem_question(question: str, terms: list[str]) -> list[str]:
     out: dict[str, None] = {}
     for t in terms:
         for lang in (said,) if said else LANGUAGES:
-            out.setdefault(_stemmer(lang).stemWord(t), None)
+            stem = _stemmer(lang).stemWord(t)
+            # Notes keep their stopwords' stems (phrase offsets stay honest), so a content
+            # word whose stem is a stopword ("come" -> "com" in Portuguese) would match
+            # nearly every note: such a stem is not asked for; the word itself still is.
+            if stem == t or stem not in STOPWORDS:
+                out.setdefault(stem, None)
     return list(out)

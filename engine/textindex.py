@@ -39,8 +39,9 @@ from .fleet import Base
 from .nofollow import make_dirs, refuse_links
 from .notes import Note, is_map_file, parse_note
 from .names import is_valid_text, shown
+from .stemming import note_language, stem_question, stem_text
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: the indexed columns hold Snowball stems (engine/stemming.py)
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
 PRUNE_ABOVE_CHUNKS = 10_000  # "How the Catalogue Ranks": above this, the commonest terms leave the expression
 PRUNE_DF_FRACTION = 0.25  # a term in more than a quarter of the chunks moves nothing in BM25
@@ -81,7 +82,7 @@ CREATE TABLE IF NOT EXISTS files(
     problems TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
-    heading_path, body, line UNINDEXED,
+    heading_path UNINDEXED, body UNINDEXED, line UNINDEXED, heading_stems, body_stems,
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks, 'row');
@@ -434,16 +435,24 @@ class TextIndex:
     def chunk_count(self) -> int:
         return self._guard(chunk_total)
 
-    def search(self, terms: list[str], limit: int) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
+    def search(
+        self, terms: list[str], limit: int, question: str = ""
+    ) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
         """Files ranked by BM25 at their best chunk: (path, bm25, heading_path, text, line).
 
-        Returns the rows and the terms that were sent, after pruning.
+        `terms` are the question's content words; they are stemmed here (in the language
+        `question` is written in, engine/stemming.py) because the index holds stems.
+        Returns the rows and the stems that were sent, after pruning.
         """
-        return self._guard(_search, terms, limit, self.prune_above)
+        return self.search_stems(stem_question(question, terms), limit)
 
-    def sent_terms(self, terms: list[str]) -> list[str]:
-        """The terms `search` would send to FTS5 for these, after pruning (for the bench)."""
-        return self._guard(terms_to_send, terms, self.prune_above)
+    def search_stems(self, stems: list[str], limit: int) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
+        """As `search`, for terms already stemmed (the resident leg's fallback)."""
+        return self._guard(_search, stems, limit, self.prune_above)
+
+    def sent_terms(self, terms: list[str], question: str = "") -> list[str]:
+        """The stems `search` would send to FTS5 for these, after pruning (for the bench)."""
+        return self._guard(terms_to_send, stem_question(question, terms), self.prune_above)
 
     def chunks_of(self, path: str) -> list[tuple[str, str, int]]:
         return self._guard(_chunks_of, path)
@@ -452,7 +461,7 @@ class TextIndex:
         """(ordinal, chunk) for the chunks of a note that can hold the question's words: all of a
         note of up to `cap` chunks; of a longer one (a 50 MB note makes 45,000), the `cap` that
         FTS5 matches best and the first few, so a passage never costs reading the whole note."""
-        return self._guard(_passage_candidates, path, terms, cap)
+        return self._guard(_passage_candidates, path, stem_question("", terms), cap)
 
     def terms_held(self, path: str, terms: list[str]) -> set[str]:
         """Which of `terms` this note's indexed text holds (the coverage rule, engine/covered.py)."""
@@ -942,7 +951,7 @@ def _terms_held(con: sqlite3.Connection, path: str, terms: list[str]) -> set[str
     for t in terms:
         hit = con.execute(
             "SELECT 1 FROM chunks WHERE chunks MATCH ? AND rowid >= ? AND rowid < ? LIMIT 1",
-            (fts_expression([t]), lo, lo + (1 << FILE_SHIFT)),
+            (fts_expression(stem_question("", [t])), lo, lo + (1 << FILE_SHIFT)),
         ).fetchone()
         if hit:
             held.add(t)
@@ -1092,11 +1101,19 @@ def _insert(
     )
     fid = cur.lastrowid
     base_rowid = fid << FILE_SHIFT
-    con.executemany(
-        "INSERT INTO chunks(rowid, heading_path, body, line) VALUES (?,?,?,?)",
+    # The note's language decides its stems (engine/stemming.py); a streamed note is judged chunk by chunk.
+    language = note_language(c.text for c in chunks) if isinstance(chunks, list) else None
+
+    def row(i: int, c: Chunk) -> tuple:
         # Indexed as read: a link's target is an address, not prose, and would make every
         # note that links to deploy-checklist.md look like it talks about deploys.
-        ((base_rowid + i, c.heading_path, plain(c.text), c.line) for i, c in enumerate(chunks)),
+        body = plain(c.text)
+        lang = language or note_language([body])
+        return (base_rowid + i, c.heading_path, body, c.line, stem_text(c.heading_path, lang), stem_text(body, lang))
+
+    con.executemany(
+        "INSERT INTO chunks(rowid, heading_path, body, line, heading_stems, body_stems) VALUES (?,?,?,?,?,?)",
+        (row(i, c) for i, c in enumerate(chunks)),
     )
     if streamed is not None:
         n = con.execute(

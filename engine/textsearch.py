@@ -65,8 +65,9 @@ class TextMatch:
 
 
 class TextSearch(Protocol):
-    def matches(self, terms: list[str], limit: int) -> list[TextMatch]:
-        """The `limit` best files for these terms, best first (ties by path)."""
+    def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:
+        """The `limit` best files for these content terms, best first (ties by path); the
+        question, when given, says which language to stem them in (engine/stemming.py)."""
         ...
 
 
@@ -81,5 +82,5 @@ class Fts5TextSearch:
     def __init__(self, index):
         self.index = index
 
-    def matches(self, terms: list[str], limit: int) -> list[TextMatch]:
-        return from_rows(self.index.search(terms, limit)[0])
+    def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:
+        return from_rows(self.index.search(terms, limit, question)[0])

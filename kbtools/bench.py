@@ -215,9 +215,9 @@ def run_bench(
 
     legs: dict[str, Callable[[str], Any]] = {
         "keyword": lambda q: memory.keyword_only(q),
-        "text": lambda q: memory._text_leg(terms_of[q]),
+        "text": lambda q: memory._text_leg(terms_of[q], q),
         "fused": lambda q: memory.ask(q, record_miss=False),
-        "resident_text": lambda q: resident._text_leg(terms_of[q]),
+        "resident_text": lambda q: resident._text_leg(terms_of[q], q),
         "resident_fused": lambda q: resident.ask(q, record_miss=False),
         "fts5_bare": lambda q: bare(q, "rank"),
         "fts5_bare_bm25": lambda q: bare(q, "bm25(chunks)"),
@@ -342,7 +342,8 @@ def _bm25s(memory, questions, terms_of, sent_of, engine_text_ms, *, fresh: bool)
     t0 = time.perf_counter()
     models = {}
     for b, idx in memory.indexes.items():
-        rows = idx.conn().execute("SELECT rowid, heading_path, body FROM chunks ORDER BY rowid").fetchall()
+        # The stemmed columns: the tokens FTS5 indexes (engine/stemming.py).
+        rows = idx.conn().execute("SELECT rowid, heading_stems, body_stems FROM chunks ORDER BY rowid").fetchall()
         if not rows:
             continue
         paths = dict(idx.conn().execute("SELECT id, path FROM files").fetchall())
@@ -372,7 +373,7 @@ def _bm25s(memory, questions, terms_of, sent_of, engine_text_ms, *, fresh: bool)
     agree, same_order, compared = [], 0, 0
     q_ms = []
     for q in questions:
-        engine_top = [h.id for h in memory._text_leg(terms_of[q])[:AGREEMENT_K]]
+        engine_top = [h.id for h in memory._text_leg(terms_of[q], q)[:AGREEMENT_K]]
         t0 = time.perf_counter()
         theirs = ask(q)
         q_ms.append((time.perf_counter() - t0) * 1000)

@@ -9,9 +9,9 @@ note (title as `#` heading, then its text; no labels) in a generated base in a t
 folder, indexed by the engine. Prints nDCG@10 (graded gains) and MAP@100 (any positive
 grade is relevant) for:
 
-  text leg       the engine's FTS5 leg, as it ranks today (TextIndex.search)
-  text stemmed   the same notes and questions through engine/stemming.py (Snowball) into
-                 an FTS5 table built the way the engine builds its own
+  text leg       the engine's FTS5 leg as it ranks today, Snowball stems (TextIndex.search)
+  text unstemmed the leg before stemming: the question's content terms, exact words, over
+                 one FTS5 row per document (the engine before schema 4 ranked chunks)
   fused          the engine's reading list (memory.ask), with no labels in the base
   fts5 bare      every word of the question OR'ed, unicode61, nothing dropped
   fts5 porter    FTS5's porter tokenizer, the engine's stopwords dropped
@@ -147,7 +147,6 @@ def _fts_rank(con: sqlite3.Connection, name: str, terms: list[str]) -> list[str]
 
 def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
     from engine.memory import Memory
-    from engine.stemming import stem_question, stem_text
     from engine.stopwords import STOPWORDS
 
     qids = sorted(col.queries, key=lambda q: (len(q), q))[: limit or None]
@@ -159,13 +158,12 @@ def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
         mem = Memory([str(root)])
         mem.snapshot()
         base, idx = next(iter(mem.indexes.items()))
-        print(f"  {col.name}: {len(col.docs)} notes indexed in {time.perf_counter() - t0:.1f} s,"
+        print(f"  {col.name}: {len(col.docs)} notes, snapshot in {time.perf_counter() - t0:.1f} s,"
               f" {len(qids)} questions", file=sys.stderr)
         con = sqlite3.connect(":memory:")
         texts = [(doc, f"{t}\n{x}") for doc, (t, x) in col.docs.items()]
         _fts_table(con, "bare", "unicode61 remove_diacritics 2", texts)
         _fts_table(con, "porter", "porter unicode61 remove_diacritics 2", texts)
-        _fts_table(con, "stemmed", "unicode61 remove_diacritics 2", [(d, stem_text(t)) for d, t in texts])
 
         import bm25s
         import Stemmer
@@ -183,9 +181,9 @@ def run(col: Collection, limit: int | None) -> dict[str, tuple[float, float]]:
             text = col.queries[q]
             terms = unique_terms(text)
             r = rankings.setdefault(q, {})
-            rows, _ = idx.search(terms, CUTOFF_MAP)
+            rows, _ = idx.search(terms, CUTOFF_MAP, text)
             r["text leg"] = ours([row[0] for row in rows])
-            r["text stemmed"] = _fts_rank(con, "stemmed", stem_question(text, terms))
+            r["text unstemmed"] = _fts_rank(con, "bare", terms)
             ans = mem.ask(text, top=CUTOFF_MAP, record_miss=False, with_passages=False)
             r["fused"] = ours([res.path for res in ans.results])
             r["fts5 bare"] = _fts_rank(con, "bare", list(dict.fromkeys(words(text))))

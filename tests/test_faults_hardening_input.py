@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -403,3 +404,34 @@ def test_the_reading_room_shows_a_newline_in_a_note_name_escaped(tmp_path):
             assert "tab\\there.md" in text, text
 
     asyncio.run(go())
+
+
+def test_json_stays_utf8_for_an_agent_folder_whose_name_is_not(demo):
+    # The folder's byte 0xFF arrives as a lone surrogate; written raw it made the JSON
+    # invalid UTF-8. Escaped, it is valid JSON that reads back to the same name.
+    os.rename(os.fsencode(demo / "steve"), os.path.join(os.fsencode(demo), b"st\xffeve"))
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "route", "qual a melhor frequencia de postagem",
+                        str(demo), "--json"], cwd=str(REPO), capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")  # raised on the raw byte before the fix
+    answer = json.loads(text)
+    assert b"\xff" not in r.stdout and "st\\udcffeve" in text
+    assert os.fsencode(answer["agent"]["name"]) == b"st\xffeve"
+
+
+def test_eval_prints_a_gold_question_with_a_control_character_escaped(demo):
+    gold = demo / "gold.tsv"
+    gold.write_text(gold.read_text(encoding="utf-8") + "evil\x1b[2Jquestion\t-\n", encoding="utf-8")
+    r = kb("eval", str(gold), str(demo), "--no-speed")
+    assert "\x1b" not in r.stdout and "evil\\x1b[2Jquestion" in r.stdout
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)

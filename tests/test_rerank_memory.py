@@ -11,6 +11,7 @@ from conftest import copy_demo, copy_notes
 from engine import Memory
 from engine.rerank import RerankCallerError, RerankUnavailable
 from engine.rerank.reading import RerankRequest
+from engine.rerank import rule
 from engine.rerank.stage import clear_caches, forget_slow_host
 from kbtools.synth import build_tiny_model
 
@@ -34,14 +35,17 @@ def _cold(monkeypatch):
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
-def test_rerank_leaves_verdict_and_owner_unchanged(fleet, question):
+def test_rerank_leaves_verdict_and_owner_unchanged(fleet, question, monkeypatch):
     demo, model = fleet
+    # The default budget raised where it is read: a loaded CI host must not refuse a test of
+    # what the stage leaves alone (the 300 ms default itself is pinned in test_rerank_rule).
+    monkeypatch.setattr(rule, "RERANK_DEFAULT_BUDGET_MS", 60_000)
     mem = Memory(demo)
     plain = mem.ask(question, top=3, record_miss=False)
     rr = mem.ask(question, top=3, record_miss=False, rerank=RerankRequest(model=model))
     assert (rr.verdict, rr.agent.name, rr.keyword, rr.gate) == (plain.verdict, plain.agent.name, plain.keyword, plain.gate)
     st = rr.stages["rerank"]
-    assert st["model"] == "kb-test/tiny-cross-encoder" and st["budget_ms"] == 300
+    assert st["model"] == "kb-test/tiny-cross-encoder" and st["budget_ms"] == 60_000
     assert st["k"] >= len(plain.results) and st["pairs_scored"] + st["cache_hits"] + st["unscorable"] == st["k"]
     assert len(rr.results) == len(plain.results)
     assert all(r.rerank_score is not None for r in rr.results)

@@ -49,10 +49,13 @@ def page(n: int) -> list[Result]:
 
 def test_reranks_the_window_and_stamps_the_page(models, tmp_path):
     rows = page(40)
-    out = rerank_results(QUESTION, rows, 10, models["a"], {"zed": tmp_path / "zed"})
+    # A budget no loaded host can miss: this test is about what the stage does, not how fast
+    # (the default 300 ms refused it once at load 4 on a shared 2-core machine; the budget's
+    # own rules are tested below and in test_rerank_rule).
+    out = rerank_results(QUESTION, rows, 10, models["a"], {"zed": tmp_path / "zed"}, top_k=32, budget_ms=60_000)
     st = out.stamp
     assert st["k"] == 32 and st["pairs_scored"] == 32 and st["cache_misses"] == 32 and st["cache_hits"] == 0
-    assert st["model"] == "kb-test/tiny-cross-encoder" and st["precision"] == "fp32" and st["budget_ms"] == 300
+    assert st["model"] == "kb-test/tiny-cross-encoder" and st["precision"] == "fp32" and st["budget_ms"] == 60_000
     assert st["sub_batches"] == 1 + 31 // 4 + (1 if 31 % 4 else 0)
     for key in ("ms", "per_pair_ms", "text_cap_tokens", "unscorable", "capped", "summaries"):
         assert key in st

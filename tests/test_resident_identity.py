@@ -55,7 +55,7 @@ def _same(idx, leg, questions) -> None:
                 leg.small_postings = small
                 assert leg.search(terms, 50) == idx.search(terms, 50), (q, prune_above, small)
                 assert leg.search(terms, 3) == idx.search(terms, 3), (q, prune_above, small)
-                assert leg.matches(terms, 50) == Fts5TextSearch(idx).matches(terms, 50), (q, prune_above, small)
+                assert leg.matches(terms, 50, q) == Fts5TextSearch(idx).matches(terms, 50, q), (q, prune_above, small)
     idx.prune_above = 10_000
     del leg.small_postings
 

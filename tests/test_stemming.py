@@ -43,3 +43,11 @@ def test_a_question_that_does_not_say_its_language_asks_for_both_stems():
 def test_stemming_keeps_the_words_count_and_order():
     text = "As Proteínas do treino, e a recuperação!"
     assert len(stem_text(text).split()) == len(words(text))
+
+
+def test_a_stem_that_is_a_stopword_is_not_asked_for():
+    # Portuguese Snowball turns the Italian "come" into "com", a stopword every Portuguese
+    # note keeps in its stems: asked for, it would match nearly every note.
+    stems = stem_question("come funziona il registro delle decisioni", ["come", "registro"])
+    assert "com" not in stems
+    assert "come" in stems and "registr" in stems

@@ -80,10 +80,12 @@ def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
         now = r.verdict_now + (f" on {printable(r.top_now)}" if r.top_now and r.verdict_now != "nothing" else "")
         lines.append(f"       first {e.first_seen}, last {e.last_seen}; today: {now}")
         lines.append(f"       looked like: {printable(e.looked_like) if e.looked_like else '(nothing)'}")
-        if r.near:
-            by_text = any(f.text_rank for f in r.near)
-            lines.append("       nearly caught by " + ("the text of:" if by_text else "the spelling of a key in:"))
-            for f in r.near:
+        for kind, near in (("the text of:", [f for f in r.near if f.text_rank]),
+                           ("the spelling of a key in:", [f for f in r.near if not f.text_rank])):
+            if not near:
+                continue
+            lines.append("       nearly caught by " + kind)
+            for f in near:
                 rank = f"text #{f.text_rank}  " if f.text_rank else ""
                 lines.append(f"         {rank}{printable(f.id)}")
                 if f.keys:
