@@ -141,6 +141,8 @@ class Catalogue:
             self._weights[w] = (tuple(i for i, _ in kept), tuple(x for _, x in kept))
         self._phrases = dict(phrase_index)
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
+        self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
+        self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
         self._keys_written: tuple[str, ...] | None = None
 
     def idf(self, w: str) -> float:
@@ -264,6 +266,17 @@ class Ranking(Sequence):
     def ids(self) -> list[str]:
         ids = self._catalogue.ids
         return [ids[i] for i in self._order]
+
+    def bases(self) -> list[str]:
+        bases = self._catalogue.bases
+        return [bases[i] for i in self._order]
+
+    def species(self) -> list[str]:
+        species = self._catalogue.species
+        return [species[i] for i in self._order]
+
+    def scores(self) -> list[float]:
+        return list(self._scores)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Sequence, list)) and not isinstance(other, str):

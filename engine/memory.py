@@ -57,7 +57,7 @@ from .purpose.reading import fuse_reading_list, options_for
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
-from .rrf import rrf
+from .rrf import rrf, rrf_top
 from .suggest import suggest
 from .resident import ResidentText
 from .textindex import FileRecord, IndexReport, TextIndex
@@ -363,7 +363,11 @@ class Memory:
         Computed from the two rankings alone, so a wider window of the same ordering (the
         rerank's) costs no second scoring of the question: see `window`.
         """
-        fused = rrf(_ids(keyword), [h.id for h in text])
+        if fusion_options is None:
+            # The page alone is read: the fused order down to its last row, not every entry's.
+            fused = rrf_top(_ids(keyword), [h.id for h in text], query.offset + max(query.top, 0))
+        else:
+            fused = rrf(_ids(keyword), [h.id for h in text])
         fusion = None
         if fusion_options is not None:
             fusion = fuse_reading_list(
@@ -703,19 +707,15 @@ def _ids(keyword) -> list[str]:
 def _choose_agent(scored: Ranking) -> AgentChoice:
     # The fold keeps each agent's best file per species: in a ranking that is best first, the
     # first of each (agent, species) is that best, so only those are handed to it.
-    firsts: list[tuple[str, str, float]] = []
-    seen: set[tuple[str, str]] = set()
-    for k in range(len(scored)):
-        e = scored.entry_at(k)
-        if (e.base, e.species) not in seen:
-            seen.add((e.base, e.species))
-            firsts.append((e.base, e.species, scored.score_at(k)))
-    totals = fold(firsts)
+    bases, species, scores = scored.bases(), scored.species(), scored.scores()
+    pairs = list(zip(bases, species))
+    first_at = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))  # a later repeat is overwritten
+    totals = fold([(*pair, scores[k]) for pair, k in sorted(first_at.items(), key=lambda pk: pk[1])])
     if not totals:
         return AgentChoice(name=None, score=0.0, files=0, margin=None, contenders=0, totals=())
     owner = totals[0]
     margin = owner.score / totals[1].score if len(totals) > 1 and totals[1].score > 0 else None
-    files = sum(1 for k in range(len(scored)) if scored.entry_at(k).base == owner.agent)
+    files = bases.count(owner.agent)
     return AgentChoice(
         name=owner.agent, score=owner.score, files=files, margin=margin, contenders=len(totals),
         totals=tuple(totals),

@@ -110,6 +110,15 @@ class _OldRanking(list):
     def ids(self):
         return [s.entry.id for s in self]
 
+    def bases(self):
+        return [s.entry.base for s in self]
+
+    def species(self):
+        return [s.entry.species for s in self]
+
+    def scores(self):
+        return [s.score for s in self]
+
 
 class _OldCatalogueRanked(OldCatalogue):
     def score(self, segments):
