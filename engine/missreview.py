@@ -285,13 +285,17 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
         for order in reached:  # in the file's key order, as the full scan went
             kt, kg, kj = prepared.terms[order], prepared.grams[order], prepared.joined[order]
+            best_word: dict[str, float] = {}  # question word -> its best Dice against this key's words
             for span, sg, sj in zip(spans, span_grams, span_joined):
                 if span == kt or sg.isdisjoint(kg):
                     continue  # a word aliased to itself adds nothing; no shared gram, no similarity
                 # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
                 # or each question word against its best key word; trigrams already in hand.
                 joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
-                each = sum(_best_word(w, kt) for w in span) / len(span)
+                for w in span:
+                    if w not in best_word:
+                        best_word[w] = _best_word(w, kt)
+                each = sum([best_word[w] for w in span]) / len(span)
                 sim = max(joined, each)
                 rank = (sim, len(span), -order)
                 if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
