@@ -24,9 +24,9 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
   W03  warning  an empty note
   W04  warning  an alias whose canonical matches no label, title, file name or purpose in
                 the fleet, so the line adds nothing
-  W06  warning  thin keyword line: under 12 keys. A question uses words the writer did not
-                think of; aim for 30, in both languages, including the words somebody types
-                from inside the problem ("How the Catalogue Ranks", "Writing a label")
+  W06  warning  thin keyword line: under 12 distinct keys (engine/thin.py). A question uses
+                words the writer did not think of; aim for 30, in both languages, including
+                the words somebody types from inside the problem ("How the Catalogue Ranks", "Writing a label")
   W07  warning  unsearchable key: a written key that collapses after stopwords into one
                 different word or into nothing, as `nao contestar` became `contestar`,
                 its own opposite
@@ -52,9 +52,8 @@ from .normalize import terms, words
 from .notes import Note, is_map_file, parse_note
 from .purpose.links import LinkResolver
 from .textindex import list_notes, read_note
+from .thin import THIN_ASK, distinct_terms, is_thin
 
-THIN_BELOW = 12  # W06 fires under this many keys...
-THIN_ASK = 30  # ...and asks for this many: the widening that turned a zero into 130.21
 LINK_EXEMPT_DIRS = frozenset({"templates"})  # a template's [[links]] are placeholders
 
 ERROR = "error"
@@ -197,7 +196,6 @@ def _label(r: _Read) -> list[Finding]:
         return out
 
     seen: dict[str, str] = {}
-    distinct: set[str] = set()
     for key in n.keys:
         written = " ".join(words(key))
         if written in seen:
@@ -205,8 +203,6 @@ def _label(r: _Read) -> list[Finding]:
             continue
         seen[written] = key
         collapsed = terms(key)
-        if collapsed:
-            distinct.add(" ".join(collapsed))
         if not collapsed:
             add("W07", WARNING, n.label_line,
                 f"unsearchable key `{key}`: made only of stopwords, it reaches neither index and no question "
@@ -217,8 +213,8 @@ def _label(r: _Read) -> list[Finding]:
                 f"`{collapsed[0]}` alone, so it is never matched as written and every question with "
                 f"`{collapsed[0]}` in it scores it. Rewrite it so the words that carry the meaning survive: "
                 "`nao contestar` was indexed as `contestar`, its own opposite, until it became `proibido contestar`")
-    if len(distinct) < THIN_BELOW:
-        count = len(distinct)
+    if is_thin(n.keys):  # the same rule kb label widens by (engine/thin.py)
+        count = len(distinct_terms(n.keys))
         add("W06", WARNING, n.label_line,
             f"thin keyword line: {count} term{'s' if count != 1 else ''}. A question uses words the writer "
             f"did not think of, so a short list is a note reachable by luck. Aim for {THIN_ASK}, in both "

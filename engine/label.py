@@ -21,21 +21,25 @@ from .stopwords import STOPWORDS
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notes import parse_note
+from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
-THIN_BELOW = 12  # W06: a label under this many keys is thin and gets proposals too
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
 MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
 MAX_PURPOSE_CHARS = 160
+SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this share as densely as the densest
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 # Lines that are not prose: tables, html, admonitions, link references, images, front matter.
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+# A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
+_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+# Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
+_HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,8 @@ def headings(text: str) -> list[tuple[int, str]]:
             continue
         m = None if in_fence else _HEADING.match(line)
         if m:
-            out.append((len(m.group(1)), m.group(2).rstrip().rstrip("#").strip()))
+            name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
+            out.append((len(m.group(1)), " ".join(name.rstrip().rstrip("#").split())))
     return out
 
 
@@ -150,25 +155,88 @@ def _term_stream(lines: list[str]) -> list[str | None]:
 
 @dataclass
 class FleetStats:
-    """Document frequencies of words and phrases over every note's prose."""
+    """What the whole fleet says about a word or phrase, so a note is offered only what sets
+    it apart: how many notes use it (df), the highest density any one note uses it at (top:
+    uses per thousand words of prose, so a long changelog does not outbid the note about
+    it), and which words are a note's whole title or file name (that note is about them)."""
 
     n: int
     word_df: Counter
     phrase_df: Counter
+    word_top: dict = field(default_factory=dict)
+    phrase_top: dict = field(default_factory=dict)
+    named: Counter = field(default_factory=Counter)
+    heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
 
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
 
+    def named_elsewhere(self, word: str, own_names: set[str]) -> bool:
+        """True when another note's whole title or file name is this one word."""
+        return self.named[word] > (1 if word in own_names else 0)
 
-def fleet_stats(texts: dict[str, str]) -> FleetStats:
+
+def density(count: int, size: int) -> float:
+    """Uses per thousand words of prose."""
+    return 1000.0 * count / max(size, 1)
+
+
+def _name_of(relpath: str) -> str:
+    """The file name as words; an index.md or README.md is named by its folder."""
+    path = PurePosixPath(relpath)
+    if path.stem.lower() in ("index", "readme"):
+        return path.parent.name
+    return path.stem
+
+
+def single_names(relpath: str, title: str) -> set[str]:
+    """The one-word title and one-word file name of a note, as terms."""
+    out = set()
+    for name in (title, _name_of(relpath)):
+        t = terms(name)
+        if len(t) == 1:
+            out.add(t[0])
+    return out
+
+
+def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
+    """Over every note of the fleet, keyed by (base, path relative to the base)."""
     word_df: Counter = Counter()
     phrase_df: Counter = Counter()
-    for text in texts.values():
+    word_top: dict[str, float] = {}
+    phrase_top: dict[str, float] = {}
+    named: Counter = Counter()
+    heading_df: Counter = Counter()
+    for (_, relpath), text in texts.items():
         stream = _term_stream(prose_lines(text))
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
         word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
-        phrase_df.update(set(_phrases(stream)))
-    return FleetStats(len(texts), word_df, phrase_df)
+        phrases = Counter(_phrases(stream))
+        phrase_df.update(phrases.keys())
+        size = len(stream)
+        for w, c in Counter(w for w in stream if w).items():
+            word_top[w] = max(word_top.get(w, 0.0), density(c, size))
+        for p, c in phrases.items():
+            phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
+        named.update(single_names(relpath, parse_note(relpath, text).title))
+        heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
+    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df)
+
+
+def singular(ws: list[str], prose_words: set[str]) -> str:
+    """A name's last word in the singular, when the note's own prose uses that form too
+    ("Custom widgets" -> "custom widget"): a person asks for "a custom widget", and keys
+    match whole words. Empty when there is no such form (the caller offers nothing)."""
+    last = ws[-1] if ws else ""
+    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and last[:-1] in prose_words:
+        return " ".join([*ws[:-1], last[:-1]])
+    return ""
+
+
+def _topicality(stats: FleetStats, tf: Counter, heading: str) -> float:
+    """How much the note's own prose is about a heading's words: mean log(1 + uses) x idf."""
+    ts = terms(heading)
+    return sum(math.log1p(tf[t]) * stats.idf(stats.word_df[t]) for t in ts) / len(ts) if ts else 0.0
 
 
 def first_sentence(text: str) -> str | None:
@@ -199,16 +267,17 @@ def propose(
     stats: FleetStats,
     miss_questions: list[str] = (),  # type: ignore[assignment]
 ) -> Proposal | None:
-    """The proposal for one note, or None when its label is not thin (12 keys or more)."""
+    """The proposal for one note, or None when its label is not thin (engine/thin.py: W06's rule)."""
     text = data.decode("utf-8", errors="replace")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()
-    if note.is_entry and len(existing) >= THIN_BELOW:
+    if note.is_entry and not is_thin(existing):
         return None
     reason = "thin label" if existing else "no label"
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
+    own_names = single_names(relpath, note.title)
 
     def offer(key: str, source: str) -> None:
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
@@ -217,46 +286,71 @@ def propose(
         sig = tuple(terms(key))
         if sig in taken:
             return
-        # One word that a tenth of the fleet uses ("widgets", "app") would catch every
-        # question holding it, whatever it asks: it is proposed only inside a phrase.
-        if len(sig) == 1 and stats.n > 1 and stats.word_df[sig[0]] > common:
-            return
+        if len(sig) == 1 and stats.n > 1:
+            # One word that a tenth of the fleet uses ("widgets", "app") would catch every
+            # question holding it, whatever it asks: it is proposed only inside a phrase.
+            if stats.word_df[sig[0]] > common:
+                return
+            # A word that is another note's whole title or file name ("width" beside
+            # width.md) is that note's: here it would only make the wrong note win.
+            if source not in ("title", "file name") and stats.named_elsewhere(sig[0], own_names):
+                return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
 
-    title_words = " ".join(words(note.title)) if note.title else ""
+    stream = _term_stream(prose_lines(text))
+    tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
+    prose_words = set(tf)
+    title_words = " ".join(words(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", note.title)))) if note.title else ""
     if title_words:
         offer(title_words, "title")
-    stem = PurePosixPath(relpath).stem
-    if stem.lower() not in ("index", "readme"):
-        offer(" ".join(words(stem)), "file name")
-    else:  # an index page is named by its folder
-        parent = PurePosixPath(relpath).parent.name
-        if parent:
-            offer(" ".join(words(parent)), "file name")
+        offer(singular(title_words.split(), prose_words), "title")
+    offer(" ".join(words(_name_of(relpath))), "file name")
     for q in miss_questions:
         offer(" ".join(terms(q)), "miss log")
     hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title]
     # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
     hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
+    # Nor does one that a tenth of the notes carry whole ("Basic usage").
+    hs = [h for h in hs if stats.n <= 1 or stats.heading_df[" ".join(terms(h))] <= common]
+    if stats.n > 1:
+        # The headings the note's own prose is most about come first, not the first six in
+        # the file: "Custom widgets" before "Customizing the tooltip" in a guide to widgets.
+        order = {h: i for i, h in reversed(list(enumerate(hs)))}
+        hs = sorted(order, key=lambda h: (-_topicality(stats, tf, h), order[h]))
     for h in hs[:MAX_HEADINGS]:
         offer(" ".join(words(h)), "heading")
+        offer(singular(words(h), prose_words), "heading")
 
-    stream = _term_stream(prose_lines(text))
     if stats.n > 1:
         half = common
+        # A word or phrase is offered only to the notes that use it densest (at least half
+        # the fleet's highest density): a note mentioning "key press" twice in passing must
+        # not take it from the one about key presses.
+        size = len(stream)
+
+        def dense(c: int, top: float) -> bool:
+            return density(c, size) >= SHARE_OF_TOP_DENSITY * top
+
         counts = Counter(_phrases(stream))
         scored = sorted(
             ((c * stats.idf(stats.phrase_df[p]), p) for p, c in counts.items()
-             if c >= 2 and stats.phrase_df[p] <= half),
+             if c >= 2 and stats.phrase_df[p] <= half and dense(c, stats.phrase_top[p])),
             key=lambda t: (-t[0], t[1]),
         )
         for _, p in scored[:MAX_PHRASES]:
             offer(p, "phrase")
-        wcounts = Counter(w for w in stream if w)
+        # Single words only from the note's headings (any level), ranked by use x idf: from
+        # prose at large they were "around", "whether", "ll", words that name nothing and
+        # made the wrong note win. Not a word of a title or file name of several words: it
+        # scores there already, and as a key too it let "Search: better, faster, smaller"
+        # claim every question with "smaller" (a one-word title is a key as the title).
+        in_names = set(terms(note.title)) | set(terms(_name_of(relpath)))
+        from_headings = {t for _, h in headings(text) if h != note.title for t in terms(h)} - in_names
+        wcounts = Counter({w: c for w, c in tf.items() if w in from_headings})
         scored_w = sorted(
             ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
-             if c >= 2 and stats.word_df[w] <= half and not w.isdigit()),
+             if c >= 2 and stats.word_df[w] <= half and not w.isdigit() and dense(c, stats.word_top[w])),
             key=lambda t: (-t[0], t[1]),
         )
         for _, w in scored_w[:MAX_WORDS]:

@@ -84,7 +84,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
                 files[(b.name, rel)] = (b.root / rel).read_bytes()
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {f"{b}/{r}": d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    texts = {(b, r): d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
     stats = fleet_stats(texts)
     landed: dict[str, list[str]] = {}
     if memory is not None:
@@ -221,7 +221,7 @@ def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NotePropos
         if np is None and len(by_rel.get(w, [])) == 1:
             np = by_rel[w][0]
         if np is None:
-            raise KbError(f"{w}: no proposal for this note (it has 12 keys or more, or is not in these bases)")
+            raise KbError(f"{w}: no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in these bases)")
         out.append(np)
     return out
 
@@ -256,10 +256,10 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
            *, wrote: bool) -> str:
 
     if not proposals:
-        return "kb label: every note has a label of 12 keys or more; nothing to propose"
+        return "kb label: every note has a label of 12 distinct keys or more; nothing to propose"
     bare = sum(1 for np in proposals if not np.proposal.existing)
     lines = [f"kb label: {len(proposals)} note(s) to label: {bare} without a label, "
-             f"{len(proposals) - bare} with a thin one (under 12 keys)"]
+             f"{len(proposals) - bare} with a thin one (under 12 distinct keys)"]
     for np in proposals:
         p = np.proposal
         lines += ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]

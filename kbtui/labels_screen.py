@@ -8,39 +8,17 @@ title, no other byte changed, a note changed since it was read refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from .clean import one_line
-
-
-@dataclass
-class ProposalsLoaded(Message):
-    proposals: list[Any]
-    error: str | None = None
-
-
-@dataclass
-class EffectShown(Message):
-    note_id: str
-    keys: tuple[str, ...]
-    effect: Any
-    error: str | None = None
-
-
-@dataclass
-class LabelWritten(Message):
-    note_id: str
-    written: list[str]
-    refused: list[str]
+from .messages import EffectShown, LabelWritten, ProposalsLoaded
 
 
 class LabelsScreen(Screen):
@@ -108,7 +86,7 @@ class LabelsScreen(Screen):
         if message.error:
             effect.update(Text(message.error, style="bold red"))
         elif not self.proposals:
-            effect.update(Text("every note has a label of 12 keys or more: nothing to propose", style="dim"))
+            effect.update(Text("every note has a label of 12 distinct keys or more: nothing to propose", style="dim"))
         else:
             self._show_keys(self.proposals[0].id)
 
@@ -203,9 +181,9 @@ class LabelsScreen(Screen):
         self.post_message(EffectShown(np.id, kept, eff))
 
     def on_effect_shown(self, message: EffectShown) -> None:
-        np = next((p for p in self.proposals if p.id == message.note_id), None)
-        if np is None:
-            return
+        np = self._current()
+        if np is None or np.id != message.note_id or self._kept(np) != message.keys:
+            return  # the reader moved on or changed the keys: this effect is not theirs any more
         t = self._line_text(np) if message.error is None else Text()
         if message.error:
             t.append(message.error, style="bold red")
@@ -240,7 +218,11 @@ class LabelsScreen(Screen):
         from engine.labelcli import write
 
         # merge=True: a thin label gets the kept keys appended; nothing is ever replaced.
-        written, refused = write([np], [], merge=True)
+        try:
+            written, refused = write([np], [], merge=True)
+        except OSError as e:
+            self.post_message(LabelWritten(np.id, [], [f"{np.id}: not written: {e.strerror or e}"]))
+            return
         if written:
             self.app.memory.refresh()  # the next question sees the new label
         self.post_message(LabelWritten(np.id, written, refused))

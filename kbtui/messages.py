@@ -91,6 +91,49 @@ class MissesLoaded(Message):
 
 
 @dataclass
+class AliasEffectShown(Message):
+    """The misses screen's first `a`: what the proposed alias line does to the logged questions."""
+
+    line: str
+    effects: list[Any] = field(default_factory=list)  # engine.aliasapply.AliasEffect
+    error: str | None = None
+
+
+@dataclass
+class AliasWritten(Message):
+    """The misses screen's second `a`: the line appended to kb-aliases.txt, or why not."""
+
+    line: str
+    wrote: bool = False  # False with no error: the line was there already
+    error: str | None = None
+
+
+@dataclass
+class ProposalsLoaded(Message):
+    """The labels screen's proposals (engine.labelcli.NoteProposal), read in a worker."""
+
+    proposals: list[Any] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class EffectShown(Message):
+    """What one note's kept keys would change, worked out on a private copy."""
+
+    note_id: str
+    keys: tuple[str, ...]
+    effect: Any = None  # engine.labelcli.Effect
+    error: str | None = None
+
+
+@dataclass
+class LabelWritten(Message):
+    note_id: str
+    written: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RosterLoaded(Message):
     rows: list[Any] = field(default_factory=list)  # roster_screen.AgentRow
     error: str | None = None

@@ -13,7 +13,7 @@ from engine.misses import misses_path
 from engine.missreview import review_misses
 
 from .clean import name_line, one_line
-from .messages import MissesLoaded
+from .messages import AliasEffectShown, AliasWritten, MissesLoaded
 from .table_screen import TableScreen
 
 
@@ -27,6 +27,8 @@ class MissesScreen(TableScreen):
 
     def load(self) -> None:
         self.entries: list = []
+        self._alias_asked: str | None = None  # the alias line whose effect is being worked out
+        self._alias_shown: str | None = None  # the alias line whose effect is on screen: a second `a` writes it
         self._load()
 
     def action_reload(self) -> None:
@@ -100,26 +102,42 @@ class MissesScreen(TableScreen):
         if not self.entries or row is None or getattr(self.entries[row], "proposal", None) is None:
             return
         line = self.entries[row].proposal.line
-        if getattr(self, "_alias_shown", None) == line:
+        if self._alias_shown == line:
             self._alias_shown = None
             self._apply_alias(line)
         else:
-            self._alias_shown = line
-            self._alias_effect(line)
+            # Armed only when the effect is painted (on_alias_effect_shown): a second `a`
+            # before that, or after a failed effect, asks again instead of writing unseen.
+            self._alias_asked, self._alias_shown = line, None
+            self._alias_effect(line, [r.entry.question for r in self.entries])
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="alias effect")
-    def _alias_effect(self, line: str) -> None:
+    def _alias_effect(self, line: str, questions: list[str]) -> None:
         from engine.aliasapply import alias_effect
 
-        effects = alias_effect(self.app.memory, line, [r.entry.question for r in self.entries])
+        try:
+            effects = alias_effect(self.app.memory, line, questions)
+        except OSError as e:
+            self.post_message(AliasEffectShown(line, [], f"cannot work out the effect: {e.strerror or e}"))
+            return
+        self.post_message(AliasEffectShown(line, effects))
+
+    def on_alias_effect_shown(self, message: AliasEffectShown) -> None:
+        if message.line != self._alias_asked:
+            return  # another row's line was asked for since: its own message will come
         t = Text()
-        t.append(one_line(line) + "\n", style="bold")
-        hits = [e for e in effects if e.verdict_with == "hit" and e.verdict_before != "hit"]
-        t.append(f"turns {len(hits)} of {len(effects)} logged question(s) into hits:\n")
+        t.append(one_line(message.line) + "\n", style="bold")
+        if message.error:
+            t.append(one_line(message.error), style="bold red")
+            self.detail.update(t)
+            return
+        self._alias_shown = message.line
+        hits = [e for e in message.effects if e.verdict_with == "hit" and e.verdict_before != "hit"]
+        t.append(f"turns {len(hits)} of {len(message.effects)} logged question(s) into hits:\n")
         for e in hits[:8]:
             t.append(f"  {one_line(e.question)} -> {one_line(e.top_with or '')}\n")
         t.append("a again writes it to kb-aliases.txt, only if it is true", style="bold")
-        self.app.call_from_thread(self.detail.update, t)
+        self.detail.update(t)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="write alias")
     def _apply_alias(self, line: str) -> None:
@@ -127,13 +145,22 @@ class MissesScreen(TableScreen):
 
         try:
             wrote = append_alias(self.app.memory.fleet.aliases_path, line)
-            msg = Text(f"wrote {one_line(line)} to kb-aliases.txt" if wrote else "that line is in kb-aliases.txt already",
-                       style="bold")
         except OSError as e:
-            msg = Text(f"not written: {one_line(str(e))}", style="bold red")
-        self.app.call_from_thread(self.detail.update, msg)
+            self.post_message(AliasWritten(line, False, str(e)))
+            return
+        self.post_message(AliasWritten(line, wrote))
+
+    def on_alias_written(self, message: AliasWritten) -> None:
+        if message.error:
+            self.detail.update(Text(f"not written: {one_line(message.error)}", style="bold red"))
+        elif message.wrote:
+            self.detail.update(Text(f"wrote {one_line(message.line)} to kb-aliases.txt", style="bold"))
+        else:
+            self.detail.update(Text("that line is in kb-aliases.txt already", style="bold"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        # The detail pane is repainted: an alias effect no longer on screen no longer arms `a`.
+        self._alias_asked = self._alias_shown = None
         if event.row_key is not None and self.entries:
             self.detail.update(self._detail(int(event.row_key.value)))
 

@@ -153,3 +153,20 @@ def test_the_effect_grades_gold_and_the_miss_log_before_anything_is_written(tmp_
     assert {p.name: p.read_bytes() for p in root.glob("*.md")} == before
     text = run_kb("label", str(root)).stdout
     assert "hit 0 -> 2" in text and "nothing written" in text
+
+
+def test_kb_label_widens_exactly_the_labels_kb_check_calls_thin(tmp_path):
+    """One rule (engine/thin.py): twelve keys of which two collapse to the same terms are
+    eleven to the index, so W06 fires, and kb label must offer to widen that note too."""
+    from engine.check import check
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    twelve = ["the widget", "widget", *(f"topic{c}" for c in "abcdefghij")]  # 12 keys, 11 terms
+    (root / "dup.md").write_text("# Gadgets\nSearch for: " + ", ".join(twelve) + "\n\nGadget prose about gadgets.\n")
+    wide = [f"topic{c}" for c in "abcdefghijkl"]  # 12 keys, 12 terms: not thin for either
+    (root / "wide.md").write_text("# Gizmos\nSearch for: " + ", ".join(wide) + "\n\nGizmo prose about gizmos.\n")
+    warned = {Path(f.path).name for f in check(root) if f.code == "W06"}
+    proposed = {p["note"] for p in label_json(str(root))["proposals"] if p["reason"] == "thin label"}
+    assert warned == {"dup.md"}
+    assert proposed == warned

@@ -123,3 +123,39 @@ def test_misses_screen_applies_the_alias_line_after_showing_what_it_turns_into_h
             assert after == before + b"\n" + line.encode() + b"\n"
             assert "wrote" in screen_text(app)
     asyncio.run(go())
+
+
+def test_misses_screen_writes_an_alias_only_while_its_effect_is_on_screen(tmp_path):
+    """Moving off a row and back repaints the detail: the next `a` shows the effect again
+    rather than writing a line whose effect is no longer in front of the reader."""
+    from conftest import copy_demo
+
+    async def go():
+        fleet = copy_demo(tmp_path / "demo")
+        (fleet / "kb-misses.txt").write_text(
+            "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back\n    looked like: (nothing)\n"
+            "1\t2026-08-30\t2026-08-30\txyzzy plugh\n    looked like: (nothing)\n")
+        aliases = fleet / "kb-aliases.txt"
+        aliases.write_text("# aliases\nproducao = production\n")
+        before = aliases.read_bytes()
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("f4")
+            await settle(pilot)
+            assert len(app.screen.entries) == 2 and app.screen.entries[0].proposal is not None
+            await pilot.press("a")
+            await settle(pilot)
+            assert "turns 1 of 2 logged question(s) into hits" in screen_text(app)
+            await pilot.press("down")
+            await settle(pilot)
+            await pilot.press("up")
+            await settle(pilot)
+            await pilot.press("a")  # the effect is shown again, nothing written
+            await settle(pilot)
+            assert aliases.read_bytes() == before
+            assert "turns 1 of 2 logged question(s) into hits" in screen_text(app)
+            await pilot.press("a")  # now it is on screen: written
+            await settle(pilot)
+            assert aliases.read_bytes() != before and "wrote" in screen_text(app)
+    asyncio.run(go())

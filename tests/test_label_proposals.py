@@ -1,0 +1,92 @@
+"""What `kb label` proposes (engine/label.py), on small fleets built to show one rule each:
+a word another note is named for stays that note's, a word or phrase goes to the note that
+uses it densest, single words come from the note's names for itself and not from prose at
+large, heading markup is not a key, and a plural name is offered in the singular too when the
+note itself writes it so."""
+
+from __future__ import annotations
+
+from engine.label import fleet_stats, propose
+
+FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for i in range(12)]
+
+
+def proposals(notes: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    texts = {("docs", f"filler{i}.md"): t for i, t in enumerate(FILLER)}
+    texts.update({("docs", rel): t for rel, t in notes.items()})
+    stats = fleet_stats(texts)
+    out = {}
+    for rel, text in notes.items():
+        p = propose(rel, text.encode(), stats)
+        out[rel] = [(k.key, k.source) for k in p.keys] if p else []
+    return out
+
+
+def keys_of(props, rel) -> set[str]:
+    return {k for k, _ in props[rel]}
+
+
+def test_a_word_another_note_is_named_for_is_left_to_that_note():
+    props = proposals({
+        "width.md": "# Width\n\nThe width rule sets a width. A width in cells.\n",
+        "max_width.md": "# Max width\n\n## Width limits\n\nCaps the width. The width never grows past it.\n",
+    })
+    assert "width" in keys_of(props, "width.md")
+    assert "width" not in keys_of(props, "max_width.md")  # it would outbid width.md on "set the width"
+    assert "max width" in keys_of(props, "max_width.md")
+
+
+def test_single_words_come_from_the_notes_names_not_from_prose_at_large():
+    props = proposals({
+        "padding.md": "# Padding\n\n## Spacing inside\n\nSpace around the content, around it on each side. "
+                      "Spacing inside spacing.\n",
+    })
+    keys = keys_of(props, "padding.md")
+    assert "around" not in keys  # used twice in passing: names nothing
+    assert "spacing" in keys  # a word of a heading the note gives itself
+
+
+def test_a_phrase_goes_to_the_note_that_uses_it_densest():
+    long_talk = " ".join(f"remark{i} and the" for i in range(300))  # long prose, no phrase of its own
+    props = proposals({
+        "input.md": "# Input\n\nA key press arrives as an event. Each key press is queued.\n",
+        "blog.md": f"# Release notes\n\n{long_talk} A key press once, a key press twice.\n",
+    })
+    assert "key press" in keys_of(props, "input.md")
+    assert "key press" not in keys_of(props, "blog.md")
+
+
+def test_heading_markup_is_not_proposed_and_a_plural_name_is_offered_singular_too():
+    props = proposals({
+        "nav.md": "# Navigation\n\n## Navigation path <small>Breadcrumbs</small> { #navigation-path }\n\n"
+                  "The navigation path shows breadcrumbs. A breadcrumb per level.\n\n"
+                  "## Custom widgets :material-star:\n\nA custom widget is a class. Custom widgets compose.\n",
+    })
+    keys = keys_of(props, "nav.md")
+    assert "navigation path breadcrumbs" in keys
+    assert not any("material" in k or "star" in k.split() or " id " in f" {k} " for k in keys), keys
+    assert {"custom widgets", "custom widget"} <= keys
+
+
+def test_a_link_target_and_an_entity_are_not_words_of_the_note():
+    props = proposals({
+        "scalar.md": "# &lt;scalar&gt;\n\nA scalar is a number with a unit. See [Unit][textual.css.UnitSpec] "
+                     "and [Unit][textual.css.UnitSpec] again; a scalar unit, a scalar unit.\n",
+    })
+    keys = keys_of(props, "scalar.md")
+    assert ("scalar", "title") in props["scalar.md"]
+    assert not any(w in k.split() for k in keys for w in ("lt", "gt", "unitspec", "textual")), keys
+    # A shortcut reference link loses its brackets in the proposed purpose line too.
+    p = propose("about.md", b"# About\n\nWith [MkDocs] you [build](x.md) sites.\n", fleet_stats({("d", "about.md"): ""}))
+    assert p.purpose == "With MkDocs you build sites."
+
+
+def test_a_word_of_a_longer_title_is_not_also_a_key_of_its_own():
+    props = proposals({
+        "search-post.md": "# Search: better, faster, smaller\n\n## A smaller index\n\nThe index is smaller. "
+                          "Smaller files load faster.\n",
+    })
+    keys = keys_of(props, "search-post.md")
+    assert "search better faster smaller" in keys  # the title, whole
+    assert "smaller" not in keys  # it scores as a title word already; as a key it claims every "smaller"
+    assert "a smaller index" in keys  # the heading as written
