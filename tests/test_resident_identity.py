@@ -101,6 +101,25 @@ def test_a_term_fts5_reads_as_a_phrase_is_answered_by_fts5(tmp_path):
     assert leg.search(["a.b", "deploy"], 50) == idx.search(["a.b", "deploy"], 50)
 
 
+def test_equal_chunks_of_one_note_show_the_earlier_both_ways():
+    root = _fleet()
+    try:
+        # Two chunks of one note score the same for "deploy" (same length, one occurrence each).
+        (root / "ana" / "n.md").write_text(
+            "Search for: deploy\n\n## one\n\ndeploy alpha\n\n## two\n\ndeploy gamma\n", encoding="utf-8")
+        (root / "ana" / "m.md").write_text("Search for: other\n\nnothing here\n", encoding="utf-8")
+        idx = Memory(root).indexes["ana"]
+        idx.update()
+        leg = ResidentText(idx)
+        want = idx.search(["deploy"], 50)
+        assert want[0][0][2] == "one"  # FTS5's own: the earlier chunk
+        for small in (0, 10**9):
+            leg.small_postings = small
+            assert leg.search(["deploy"], 50) == want, small
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_a_resident_hit_reads_its_text_only_when_asked(tmp_path):
     fleet = copy_demo(tmp_path / "demo")
     idx = Memory(fleet).indexes["zed"]
