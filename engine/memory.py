@@ -61,7 +61,7 @@ from .rrf import rrf, rrf_top
 from .suggest import suggest
 from .resident import ResidentText
 from .textindex import FileRecord, IndexReport, TextIndex
-from .textsearch import Fts5TextSearch, TextSearch
+from .textsearch import Fts5TextSearch, TextMatch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -534,15 +534,15 @@ class Memory:
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "") -> list[TextHit]:
-        hits: list[TextHit] = []
+        found: list[tuple[float, str, str, TextMatch]] = []
         for name, idx in self.indexes.items():
-            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
-            hits.extend(TextHit(name, m.path, m.score, m.chunk) for m in found)
+            for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
+                found.append((-m.score, f"{name}/{m.path}", name, m))
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-        # bases, one text leg").
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits[:RANK_CANDIDATE_POOL]
+        # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found[:RANK_CANDIDATE_POOL]]
 
     def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.

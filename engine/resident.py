@@ -26,7 +26,6 @@ import re
 import sqlite3
 import threading
 from dataclasses import dataclass
-from functools import partial
 
 from .stemming import stem_question
 from .textsearch import ChunkText, TextMatch, from_rows
@@ -219,7 +218,8 @@ class ResidentText:
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
-        return [TextMatch(path, -bm25, ChunkText(load=partial(self._chunk, rowid))) for rowid, path, bm25 in ranked[0]]
+        load = self._chunk
+        return [TextMatch(path, -bm25, ChunkText(load=load, key=rowid)) for rowid, path, bm25 in ranked[0]]
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""

@@ -21,15 +21,17 @@ class ChunkText:
     instead of all 50 per base per question. Equal when the chunks are equal, as a tuple is.
     """
 
-    __slots__ = ("_value", "_load")
+    __slots__ = ("_value", "_load", "_key")
 
-    def __init__(self, value: tuple[str, str, int] | None = None, load: Callable[[], tuple[str, str, int]] | None = None):
+    def __init__(self, value: tuple[str, str, int] | None = None,
+                 load: Callable[[int], tuple[str, str, int]] | None = None, key: int = 0):
         self._value = value
-        self._load = load
+        self._load = load  # called with `key` (the chunk's rowid) on the first read
+        self._key = key
 
     def get(self) -> tuple[str, str, int]:
         if self._value is None:
-            self._value = self._load()  # two threads may both read it: the same value either way
+            self._value = self._load(self._key)  # two threads may both read it: the same value either way
             self._load = None
         return self._value
 
