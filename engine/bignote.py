@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
+from .clean import LINE_BREAKS
 from .notes import (
     _DATE,
     _FENCE,
@@ -57,7 +58,7 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
     """Hash, check and read the head of a large note, holding one block at a time."""
     if st is not None and st.st_size > max_bytes:
         return Scan(f"{rel}: too large to index ({st.st_size:,} bytes; limit {max_bytes:,})")
-    h = hashlib.blake2b(digest_size=8)  # as textindex.content_hash
+    h = hashlib.blake2b(digest_size=8)  # as notefiles.content_hash
     head = _Head()
     state = {"nonblank": False}
 
@@ -130,7 +131,7 @@ class _Refused(Exception):
         self.why = why
 
 
-_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # where str.splitlines() cuts
+_BREAKS = frozenset(LINE_BREAKS)  # where str.splitlines() cuts
 
 
 def _segments(full: Path, block: int, on_bytes) -> Iterator[tuple[int, str, bool, bool]]:

@@ -132,13 +132,10 @@ class Catalogue:
             for written, t in e.phrases:
                 phrase_index[t[0]].append((i, written, t, " " + " ".join(t) + " "))
         self._postings = dict(postings)
-        # The same postings as the scorer reads them: word -> (entry indexes, weights), the
-        # weight a one-word key's 6 plus the title, stem and purpose weights the word has there.
+        # The same postings as the scorer reads them, made per word on first use:
+        # word -> (entry indexes, weights), a one-word key's 6 plus the word's title, stem and
+        # purpose weights there.
         self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
-        for w, plist in self._postings.items():
-            kept = [(i, W_KEYWORD + other if is_key else other) for i, is_key, other, _mask in plist
-                    if is_key or other]
-            self._weights[w] = (tuple(i for i, _ in kept), tuple(x for _, x in kept))
         self._phrases = dict(phrase_index)
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
         self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
@@ -151,6 +148,19 @@ class Catalogue:
             v = idf_for(self.n, self.df.get(w, 0))
             self._idf[w] = v
         return v
+
+    def _weights_of(self, w: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        got = self._weights.get(w)
+        if got is None:
+            kept = [(i, W_KEYWORD + other if is_key else other) for i, is_key, other, _mask in self._postings.get(w, ())
+                    if is_key or other]
+            got = self._weights[w] = (tuple(i for i, _ in kept), tuple(x for _, x in kept))
+        return got
+
+    def column(self, name: str, order: list[int]) -> list[str]:
+        """The entries' `name` (id, base or species) at these indexes, without a Scored each."""
+        values = getattr(self, name)
+        return [values[i] for i in order]
 
     def vocabulary_keys(self) -> list[tuple[str, Entry]]:
         """Every key as written, with its entry (for the suggester and kb check)."""
@@ -199,8 +209,8 @@ class Catalogue:
                 m.append((written, mean_idf))
         get = scores.get
         for w in unique:
-            posting = self._weights.get(w)
-            if not posting:
+            posting = self._weights_of(w)
+            if not posting[0]:
                 continue
             idf = idf_of(w)
             for i, weight in zip(*posting):
@@ -264,16 +274,13 @@ class Ranking(Sequence):
         return self._scores[k]
 
     def ids(self) -> list[str]:
-        ids = self._catalogue.ids
-        return [ids[i] for i in self._order]
+        return self._catalogue.column("ids", self._order)
 
     def bases(self) -> list[str]:
-        bases = self._catalogue.bases
-        return [bases[i] for i in self._order]
+        return self._catalogue.column("bases", self._order)
 
     def species(self) -> list[str]:
-        species = self._catalogue.species
-        return [species[i] for i in self._order]
+        return self._catalogue.column("species", self._order)
 
     def scores(self) -> list[float]:
         return list(self._scores)

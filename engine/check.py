@@ -51,7 +51,7 @@ from .links import FENCE, links_in_line
 from .normalize import terms, words
 from .notes import Note, is_map_file, parse_note
 from .purpose.links import LinkResolver
-from .textindex import list_notes, read_note
+from .notefiles import list_notes, read_note
 from .thin import THIN_ASK, distinct_terms, is_thin
 
 LINK_EXEMPT_DIRS = frozenset({"templates"})  # a template's [[links]] are placeholders

@@ -42,8 +42,8 @@ from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
 
 REJECTED_CASCADE_SHARE = 0.70  # measured and rejected 2026-08-19; never consulted (see above)
-# One user action can ask twice (the rerank stage re-asks for its window), and a model
-# should not be paid twice for one identical dossier. Short, so a fixed classifier is
+# A question is often asked again within seconds (a reader going back to it in the room, a
+# `kb serve` client re-asking), and a model should not be paid twice for one identical dossier. Short, so a fixed classifier is
 # consulted again on the next real question.
 MEMO_SECONDS = 10.0
 MEMO_SIZE = 64

@@ -26,7 +26,6 @@ SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many ques
 # The abstention set's kinds of question: answered by the fleet; sharing its words but not
 # answered by it; unrelated to it; not a question at all.
 LABELS = ("in-scope", "near", "far", "noise")
-VERDICTS = ("hit", "guess", "nothing")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ refused, and an existing label is never replaced (`--merge` adds keys to it).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -20,13 +19,13 @@ from pathlib import Path
 from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
-from .fleet import discover
+from .fleet import copy_notes, discover
 from .label import apply, digest, fleet_stats, propose
 from .memory import Memory
 from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
-from .textindex import list_notes
+from .notefiles import list_notes
 
 GOLD_FILE = "gold.tsv"
 
@@ -120,8 +119,7 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
         copy = Path(tmp) / fleet.root.name
-        shutil.copytree(fleet.root, copy, symlinks=True,
-                        ignore=shutil.ignore_patterns(".kb", ".git", "kb-misses.txt", ".kb-misses.txt.lock"))
+        copy_notes(fleet.root, copy, ".git")
         rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
         for np in proposals:
             if not np.proposal.can_write:

@@ -39,7 +39,8 @@ from .answer import (
     TextHit,
     Timings,
 )
-from .catalogue import Catalogue, Ranking, Scored, make_entry
+from . import catalogue_cache
+from .catalogue import Catalogue, Ranking, Scored
 from .covered import COVERAGE_RULE_ON, coverage
 from .classifier import Classifier, choose
 from .dossier import build_dossier
@@ -47,7 +48,7 @@ from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .misses import misses_path, record
-from .names import repaired
+from .clean import repaired
 from .nofollow import LinkRefused
 from .normalize import terms as normalise
 from .remember import remember
@@ -60,7 +61,9 @@ from .question import cut_question
 from .rrf import rrf, rrf_top
 from .suggest import suggest
 from .resident import ResidentText
-from .textindex import FileRecord, IndexReport, TextIndex
+from .indexupdate import IndexReport
+from .notestore import FileRecord
+from .textindex import TextIndex
 from .textsearch import Fts5TextSearch, TextMatch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
@@ -104,6 +107,7 @@ class Snapshot:
     chunks: int
     generation: int
     aliases_sig: tuple[int, int] | None = None  # kb-aliases.txt (mtime_ns, size) when read
+    openings: dict | None = None  # base -> catalogue_cache.Opening the snapshot was built from
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,8 @@ class Memory:
     def _refresh_locked(self, *, stale_only: bool, force: bool = False) -> list[IndexReport]:
         reports = []
         for name, idx in self.indexes.items():
-            if stale_only and not idx.stale() and not idx.was_rebuilt:
+            # From the opening cache when it is current: then no connection is opened.
+            if stale_only and not catalogue_cache.index_stale(idx) and not idx.was_rebuilt:
                 reports.append(None)
                 continue
             reports.append(idx.update(force=force))
@@ -243,25 +248,20 @@ class Memory:
         return real
 
     def _build_snapshot(self, reports: list[IndexReport]) -> Snapshot:
-        entries = []
-        records: dict[str, dict[str, FileRecord]] = {}
-        unreachable = []
-        chunks = 0
-        for base in self.fleet.bases:
-            recs = self.indexes[base.name].records()
-            records[base.name] = {r.path: r for r in recs}
-            for r in recs:
-                chunks += r.chunks
-                if r.is_entry:
-                    entries.append(make_entry(base.name, r.path, r.title, r.purpose, r.species, r.keys))
-                else:
-                    unreachable.append(f"{base.name}/{r.path}")
-        skipped = [f"{b.name}/{s}" for b in self.fleet.bases for s in self.indexes[b.name].skipped()]
+        # Each base's records and catalogue rows come from its opening cache when that is
+        # current (engine/catalogue_cache.py), decoded as a question needs them.
+        openings = {b.name: catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases}
+        records = {name: catalogue_cache.Records(op) for name, op in openings.items()}
+        unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
+        chunks = sum(op.chunks for op in openings.values())
+        skipped = [
+            f"{name}/{s}" for name, op in openings.items() for s in catalogue_cache.shown_skipped(self.indexes[name], op)
+        ]
         aliases_sig = _file_sig(self.fleet.aliases_path)  # before the read: a later edit is seen
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
         self._generation += 1
         snap = Snapshot(
-            catalogue=Catalogue(entries),
+            catalogue=catalogue_cache.FleetCatalogue(openings),
             records=records,
             aliases=tuple(aliases),
             alias_problems=tuple(alias_problems),
@@ -270,6 +270,7 @@ class Memory:
             chunks=chunks,
             generation=self._generation,
             aliases_sig=aliases_sig,
+            openings=openings,
         )
         if chunks >= FREEZE_ABOVE_CHUNKS:
             _out_of_collectors_sight()
@@ -297,7 +298,7 @@ class Memory:
         else:
             query = Query(question, **options)
         # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
-        # writer of this answer raise: the question is repaired once, here (engine/names.py).
+        # writer of this answer raise: the question is repaired once, here (engine/clean.py).
         # Then cut (engine/question.py), so the scorers, the rerank and the miss log all see the
         # same question, and the answer says how long it was.
         fixed, question_chars = cut_question(repaired(query.question))
@@ -349,7 +350,7 @@ class Memory:
     def _read(self, query: Query, routed: Routed, fusion_options) -> Reading:
         """Step two, what to read: the text leg, their fusion, the purpose's order, the rows."""
         t0 = time.perf_counter()
-        text = self._text_leg(list(routed.terms), query.question)
+        text = self._text_leg(list(routed.terms), query.question, routed.snap.openings)
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
@@ -533,9 +534,12 @@ class Memory:
 
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str], question: str = "") -> list[TextHit]:
+    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
         found: list[tuple[float, str, str, TextMatch]] = []
         for name, idx in self.indexes.items():
+            op = openings.get(name) if openings and not self._resident_wanted else None
+            if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
+                continue  # none of the words is in this base (2,000 small bases: most of them)
             for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
                 found.append((-m.score, f"{name}/{m.path}", name, m))
         # BM25 values from separate bases are compared as they are: each base's statistics

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import write_atomic
-from .names import repaired
+from .clean import log_line
+from .fleet import MISSES_FILE
 from .nofollow import open_lock, refuse_links
 from .textfile import read_text
 
@@ -58,7 +59,7 @@ def one_line(question: str) -> str:
     """
     # A question that does not encode (a lone surrogate) is logged repaired, not lost in a
     # UnicodeEncodeError that would also cost the reader the answer.
-    return re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", repaired(question)).strip()
+    return log_line(question)
 
 
 def question_key(question: str) -> str:
@@ -90,10 +91,6 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
         owner = None
         stray.append((n, line))
     return entries, stray
-
-
-def parse_log(text: str) -> list[MissEntry]:
-    return parse_lines(text)[0]
 
 
 def by_priority(entries: list[MissEntry]) -> list[MissEntry]:
@@ -285,4 +282,4 @@ def _covers(gitignore: str, name: str, here: bool) -> bool:
 def misses_path(fleet_root: Path) -> Path:
     # An exported but empty (or blank) variable chose no path; it is not a path called "".
     env = os.environ.get(MISSES_ENV, "").strip()
-    return Path(env).expanduser() if env else fleet_root / "kb-misses.txt"
+    return Path(env).expanduser() if env else fleet_root / MISSES_FILE

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .atomic import create_atomic
+from .clean import LINE_BREAKS
 from .confine import confine
 from .errors import KbError
 from .excerpt import excerpt
@@ -41,8 +42,7 @@ DISCLAIMER = (
 # A key may not hold a comma or a backtick (the Search for: line's own syntax), a NUL (the
 # note would be skipped as binary), nor any character str.splitlines() breaks a line at: the
 # note reader would cut the label there and lose that key and every later one.
-_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-_BAD_KEY = re.compile(f"[,`\x00{_LINE_BREAKS}]")
+_BAD_KEY = re.compile(f"[,`\x00{LINE_BREAKS}]")
 
 
 @dataclass(frozen=True)

@@ -7,24 +7,22 @@ must not reach the reader's terminal as a command.
 from __future__ import annotations
 
 import json
-import re
 
 from .answer import Answer
-from .clean import escaped
+from .clean import escaped, json_safe, repaired, shown
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
-from .names import repaired, shown
 from .question import MAX_QUESTION_CHARS
 from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .terms import fusion_parts
-from .textindex import IndexReport
+from .indexupdate import IndexReport
 
 
 
 def printable(s: str) -> str:
     """One value on one line: a name, a question, a finding. Every control character (newline
     and tab too: a note named `evil\\nverdict:  hit...` must not print a line of its own), the
-    bidi overrides and bytes that are not UTF-8 made visible as escapes (engine/names.py)."""
+    bidi overrides and bytes that are not UTF-8 made visible as escapes (engine/clean.py)."""
     return shown(s)
 
 
@@ -33,18 +31,9 @@ def printable_block(s: str) -> str:
     return escaped(repaired(s))
 
 
-# What json.dumps(ensure_ascii=False) leaves raw and a terminal may still act on: DEL, the C1
-# controls (U+009B is a CSI to many terminals) and the bidi overrides and isolates. And a lone
-# surrogate (a file or folder name's byte that is not UTF-8, kept by surrogateescape): written
-# raw it would make the output invalid UTF-8; as \udcXX it is valid JSON that Python reads
-# back to the same string, so os.fsencode gives the name's own bytes.
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
 def json_line(obj: object) -> str:
     """One line of JSON that is safe on a terminal and parses to exactly the same strings."""
-    text = json.dumps(obj, ensure_ascii=False, sort_keys=True)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return json_safe(json.dumps(obj, ensure_ascii=False, sort_keys=True))
 
 
 def one_line(s: str) -> str:

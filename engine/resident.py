@@ -29,13 +29,9 @@ from dataclasses import dataclass
 
 from .stemming import stem_question
 from .textsearch import ChunkText, TextMatch, from_rows
-from .textindex import (
-    FILE_SHIFT,
-    PRUNE_DF_FRACTION,
-    TextIndex,
-    _averages,
-    _varint,
-)
+from .fts5search import PRUNE_DF_FRACTION, averages, varint
+from .indexschema import FILE_SHIFT
+from .textindex import TextIndex
 
 # FTS5's bm25() constants (fts5_aux.c) and its floor for a term in more than half the rows.
 K1 = 1.2
@@ -51,7 +47,7 @@ _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 def _varints(blob: bytes) -> list[int]:
     out, i = [], 0
     while i < len(blob):
-        v, i = _varint(blob, i)
+        v, i = varint(blob, i)
         out.append(v)
     return out
 
@@ -111,7 +107,7 @@ class ResidentText:
             self._totals(con)
 
     def _totals(self, con: sqlite3.Connection) -> None:
-        nums = _varints(_averages(con))
+        nums = _varints(averages(con))
         self.n_rows = nums[0] if nums else 0
         self.n_tokens = sum(nums[1:])
         # The length part of bm25's denominator, k1 * (1 - b + b * D / avgdl), per chunk: it
@@ -267,7 +263,7 @@ class ResidentText:
         return rows, sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
-        # Pruning as textindex._send: above the threshold, a term in more than a quarter of the
+        # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
         # chunks leaves the question.
         if n_rows <= self.index.prune_above:
             return list(terms)
@@ -316,7 +312,7 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
 
 
 def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
-    """(best chunk's rowid, file id, bm25) of the `limit` best files, as _best_files_exact:
+    """(best chunk's rowid, file id, bm25) of the `limit` best files, as fts5search.best_files_exact:
     a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
 
     `rowids` ascend. Each file's best is one pass (maximum.at over file ids); only the files'

@@ -26,7 +26,7 @@ from typing import Any
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
-from .names import os_error_line
+from .errors import os_error_line
 from .rpcwire import CheckedWire
 
 log = logging.getLogger("kb.serve")

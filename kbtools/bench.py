@@ -143,7 +143,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Measure one fleet. Returns the report as plain data (what `--json` prints)."""
     from engine.memory import Memory
-    from engine.textindex import PRUNE_ABOVE_CHUNKS, fts_expression
+    from engine.fts5search import PRUNE_ABOVE_CHUNKS, fts_expression
 
     say = progress or (lambda s: None)
     # Absolute: the fresh processes below run from the directory `engine` is imported from.
@@ -274,6 +274,18 @@ def run_bench(
                 report["fresh"]["route_error"] = r.stderr.strip()[-300:]
                 break
         report["fresh"]["route_json_wall_ms"] = dist(walls)
+        walls = []  # `kb boot`, what a prompt hook runs on every message: the same open, then the handover
+        for q in served[:FRESH_RUNS]:
+            t0 = time.perf_counter()
+            r = subprocess.run(
+                [sys.executable, "-m", "engine.cli", "boot", "--text", *map(str, paths[:1])],
+                input=q, capture_output=True, text=True, cwd=_repo_root(),
+            )
+            walls.append((time.perf_counter() - t0) * 1000)
+            if r.returncode != 0:
+                report["fresh"]["boot_error"] = r.stderr.strip()[-300:]
+                break
+        report["fresh"]["boot_wall_ms"] = dist(walls)
 
     if bm25:
         say("bm25s: agreement and speed")
@@ -610,6 +622,10 @@ def render(r: dict[str, Any]) -> str:
             f"          kb route --json wall: median {_ms(rw.get('median'))}, max {_ms(rw.get('max'))}"
             f" ({rw.get('n', 0)} runs, served questions)",
         ]
+        bw = fr.get("boot_wall_ms")
+        if bw:
+            lines.append(f"          kb boot --text wall: median {_ms(bw.get('median'))}, max {_ms(bw.get('max'))}"
+                         f" ({bw.get('n', 0)} runs, the same questions)")
     elif fr:
         lines.append(f"fresh     failed: {fr['error']}")
     lines.append(f"memory    this process peak RSS {r['rss_mb']['bench_process']:.0f} MB")

@@ -15,7 +15,6 @@ right note, and how often the unlabelled first row did; plus the timings of the 
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import sys
 import tempfile
@@ -61,13 +60,13 @@ def main(argv: list[str]) -> int:
     qpath = Path(argv[1]) if len(argv) > 1 else HERE / "textual_docs_questions.tsv"
     questions = load_questions(qpath)
 
-    from engine.fleet import discover
+    from engine.fleet import copy_notes, discover
     from engine.labelcli import collect, write
     from engine.memory import Memory
 
     with tempfile.TemporaryDirectory(prefix="kb-labels-bench-") as tmp:
         copy = Path(tmp) / corpus.name
-        shutil.copytree(corpus, copy, ignore=shutil.ignore_patterns(".kb", ".git", "kb-misses.txt"))
+        copy_notes(corpus, copy, ".git")
         base = copy.name
         before_mem = Memory([copy])
         before = grade(before_mem, base, questions)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.normalize import unique_terms, words
-from engine.textindex import fts_expression
+from engine.fts5search import fts_expression
 
 CUTOFF_NDCG = 10
 CUTOFF_MAP = 100

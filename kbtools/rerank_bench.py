@@ -143,12 +143,6 @@ def time_jobs(jobs: Sequence[_Job], runs: int) -> None:
                     j.walls.append((time.perf_counter() - t) * 1000.0)
 
 
-def time_cell(model_dir: Path, precision: str, k: int, words: int, runs: int, threads: int | None) -> Cell:
-    j = _job(precision, model_dir, precision, k, words, threads)
-    time_jobs([j], runs)
-    return Cell(precision, k, words, j.seq, j.walls, j.flops)
-
-
 def parity(model_dir: Path, n: int = 256, threads: int | None = None) -> dict[str, Any]:
     """fp32 vs int8 served order over one question and n rows: top-32 overlap, Spearman, first differing rank."""
     from engine.rerank.stage import Candidate, RerankStage, order_with_ties

@@ -114,6 +114,9 @@ class KbApp(App):
                 skipped=tuple(snap.skipped),
             )
         )
+        # The reader's markdown renderer, imported here in the thread once the room is ready,
+        # so the first note opened does not wait for it (about 80 ms of imports).
+        import rich.markdown  # noqa: F401
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         self.loaded = message

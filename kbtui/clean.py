@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from engine.clean import REPLACEMENT, one_line
 from engine.clean import visible as clean
-from engine.names import shown
-
+from engine.clean import shown
 
 
 def name_line(name: str) -> str:
-    """A note's path, an id, a base: escaped as the CLI shows it (engine/names.py), so a newline
+    """A note's path, an id, a base: escaped as the CLI shows it (engine/clean.py), so a newline
     or a tab in a file name reads as `\\n` or `\\t` rather than as a space that hides it."""
     return shown(name)
 

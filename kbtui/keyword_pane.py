@@ -103,6 +103,15 @@ class KeywordPane(Pane):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._hits: dict[str, object] = {}
+        self._terms_of: object = None  # the hit whose arithmetic is shown
+
+    def _show_terms(self, hit) -> None:
+        # The table re-announces its highlighted row after every refill: the same row's
+        # arithmetic again (or an equal one) would be a layout and a repaint for nothing.
+        if hit == self._terms_of:
+            return
+        self._terms_of = hit
+        self.query_one("#keyword-terms", Static).update(terms_view(hit))
 
     def compose(self) -> ComposeResult:
         table = DataTable(id="keyword-table", cursor_type="row", zebra_stripes=False)
@@ -127,8 +136,10 @@ class KeywordPane(Pane):
             )
         terms = self.query_one("#keyword-terms", Static)
         if answer.keyword:
-            terms.update(terms_view(answer.keyword[0]))
-        elif answer.indexed.entries == 0:
+            self._show_terms(answer.keyword[0])
+            return
+        self._terms_of = None
+        if answer.indexed.entries == 0:
             # Titles and file names count only on labelled notes: none are, so nothing was read.
             terms.update(Text("no note has a Search for: line yet, so the keyword scorer read nothing; "
                               "the reading list is full text only (kb label proposes labels)", style="dim"))
@@ -144,7 +155,7 @@ class KeywordPane(Pane):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         hit = self._hits.get(event.row_key.value) if event.row_key else None
         if hit is not None:
-            self.query_one("#keyword-terms", Static).update(terms_view(hit))
+            self._show_terms(hit)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

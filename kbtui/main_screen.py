@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.query import Query
 
+from .frame_hold import FrameHold
 from .gate_pane import GatePane
 from .keyword_pane import KeywordPane
 from .messages import Answered, AskFailed, FleetChanged, FleetLoaded, Reranked
@@ -71,6 +72,7 @@ class MainScreen(Screen):
         self.answer = None  # the answer on screen
         self.answer_qid = -1
         self.pane = PANES[0].NAME
+        self._hold: FrameHold | None = None  # one frame per keystroke: echo and answer together
 
     # -- layout ------------------------------------------------------------------
 
@@ -119,6 +121,7 @@ class MainScreen(Screen):
         if tabs.active != f"tab-{pane}":
             with tabs.prevent(Tabs.TabActivated):
                 tabs.active = f"tab-{pane}"
+        self._paint_panes()  # a pane hidden under the tabs was left as it was: bring it up to date
 
     @on(Tabs.TabActivated, "#pane-tabs")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -216,6 +219,9 @@ class MainScreen(Screen):
             self._show_empty()
             return
         self._busy = True
+        if self._hold is None:
+            self._hold = FrameHold(self.app)
+        self._hold.hold()
         if self.ask_on_ui_thread:
             self._ask_now(wanted.qid, wanted.question, wanted.submitted)
         else:
@@ -236,13 +242,19 @@ class MainScreen(Screen):
         self._busy = False
         if message.qid == self._qid:  # otherwise stale: a newer question is already waiting
             self._paint(message.answer, message.qid)
+            self.set_timer(0.003, self._release_frame)
         self._kick()
 
     def on_ask_failed(self, message: AskFailed) -> None:
         self._busy = False
         if message.qid == self._qid:
             self.query_one(VerdictBar).show_error(message.error)
+        self._release_frame()
         self._kick()
+
+    def _release_frame(self) -> None:
+        if self._hold is not None:
+            self._hold.release()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -264,10 +276,25 @@ class MainScreen(Screen):
         self.answer, self.answer_qid = answer, qid
         with app.batch_update():
             self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
-            for pane in self.panes():
-                pane.paint(answer)
+            self._paint_panes()
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
+
+    def _paint_panes(self) -> None:
+        """Paint the answer on screen into the panes that can be seen. Under the tabs (a small
+        terminal) the hidden panes are skipped, tables and all: each is painted when shown,
+        and skips the repaint when what it shows has not changed."""
+        if self.answer is None:
+            return
+        tabbed = self._tabbed()
+        for pane in self.panes():
+            if not tabbed or pane.NAME == self.pane:
+                pane.paint(self.answer)
+
+    def on_resize(self) -> None:
+        # Growing past the breakpoints shows every pane: those skipped under the tabs catch up
+        # (after the refresh, once the size classes are set).
+        self.call_after_refresh(self._paint_panes)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rerank", description="rerank")
     def _rerank(self, qid: int, answer) -> None:

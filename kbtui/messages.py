@@ -137,3 +137,16 @@ class LabelWritten(Message):
 class RosterLoaded(Message):
     rows: list[Any] = field(default_factory=list)  # roster_screen.AgentRow
     error: str | None = None
+
+
+@dataclass
+class NoteRendered(Message):
+    """A note rendered to lines at `width` (in a thread): the window around the passage
+    first for a long note (`whole` False), then the whole note."""
+
+    lines: list = field(repr=False)  # textual.strip.Strip, one per row
+    anchors: list[tuple[int, int]] = field(repr=False)  # (1-based source line, row) of each section
+    matches: list[int] = field(repr=False)  # rows holding a highlighted word
+    first_line: int  # the source line the rendered part begins at
+    whole: bool
+    width: int

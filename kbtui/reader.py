@@ -1,36 +1,40 @@
 """The reader: a note rendered as markdown, scrolled to the best passage, the question's
 words highlighted. Escape returns to the answer.
 
-The note is read and its best passage located in a thread worker (a file read and an index
-lookup), so a note on a slow disk cannot freeze the room.
+The note is read, its best passage located and its markdown rendered to lines in thread
+workers, so neither a slow disk nor a long note can freeze the room. The lines are shown
+by one widget that draws only the rows on screen (`NoteView`), so a 20 KB note costs the
+event loop no more than a short one: Textual's Markdown widget, a widget per block, held
+the loop for seconds on such a note (mounting, then laying out thousands of widgets).
 
-A long note paints the visible part first: Textual's Markdown is a widget per block, and a
-20 KB note is thousands of widgets to mount and lay out (about 2 s here). So the passage the
-reader opens at, and a few screens after it, are rendered alone into a small window; the
-whole note is built hidden behind it and swapped in when ready, scrolled to the same place.
+A long note paints the visible part first: the section the passage is in and a screen
+after it are rendered and shown, then the whole note, swapped in at the same place.
+Rendering is Rich's markdown, one section (heading) at a time, so a source line maps to the
+row its section starts at: that is how the reader scrolls to a passage.
 """
 
 from __future__ import annotations
 
+import io
+import threading
 import time
-from functools import partial
 
+from rich.console import Console
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.content import Content
+from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
-from textual.widgets.markdown import MarkdownBlock
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Footer, Static
 
 from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
-from .messages import NoteLoaded
+from .messages import NoteLoaded, NoteRendered
 
 HIGHLIGHT_STYLE = "bold reverse"  # reads in monochrome as well as in colour
-WINDOW_FRAMES_S = 0.05  # after the window is laid out: three frames at 60 Hz for it to be displayed
 WINDOW_FROM_LINES = 150  # a note longer than this paints a window first
 WINDOW_SCREENS = 1  # the window: one screen height of source lines from the passage (a line is at least a row)
 
@@ -52,6 +56,92 @@ def window_of(source: str, line: int, height: int) -> tuple[int, str]:
     return start + 1, "".join(lines[start:end])
 
 
+def sections_of(source: str) -> list[tuple[int, str]]:
+    """(1-based first line, text) of each section of `source`: a cut before every heading
+    outside a code fence. The texts joined are `source` again."""
+    lines = source.splitlines(keepends=True)
+    out: list[tuple[int, str]] = []
+    start, fenced = 0, False
+    for i, ln in enumerate(lines):
+        stripped = ln.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and stripped.startswith("#") and i > start:
+            out.append((start + 1, "".join(lines[start:i])))
+            start = i
+    if start < len(lines) or not out:
+        out.append((start + 1, "".join(lines[start:])))
+    return out
+
+
+def render_note(text: str, first_line: int, width: int, terms) -> tuple[list[Strip], list[tuple[int, int]], list[int]]:
+    """`text` (starting at source line `first_line`) rendered at `width`, section by section:
+    (rows, (source line, row) of each section, rows with a highlighted word). Pure: runs in
+    a thread."""
+    from rich.markdown import Markdown as RichMarkdown  # imported here, off the event loop
+
+    console = Console(width=max(width, 10), file=io.StringIO(), color_system="truecolor",
+                      force_terminal=True, legacy_windows=False)
+    options = console.options.update_width(max(width, 10))
+    pattern = pattern_for(terms)
+    rows: list[Strip] = []
+    anchors: list[tuple[int, int]] = []
+    matches: list[int] = []
+    for offset, section in sections_of(text):
+        if rows:
+            rows.append(Strip.blank(width))  # Rich draws no space above a heading it starts with
+        anchors.append((first_line + offset - 1, len(rows)))
+        for line in console.render_lines(RichMarkdown(section), options, pad=False):
+            plain = "".join(seg.text for seg in line)
+            found = spans(plain, pattern)
+            if found:
+                t = Text.assemble(*((seg.text, seg.style) for seg in line if not seg.control))
+                for start, end in found:
+                    t.stylize(HIGHLIGHT_STYLE, start, end)
+                line = list(t.render(console))
+                matches.append(len(rows))
+            rows.append(Strip(line))
+    return rows, anchors, matches
+
+
+class NoteView(ScrollView, can_focus=True):
+    """Rows rendered elsewhere, drawn a screen at a time (the Line API): its cost does not
+    grow with the note."""
+
+    # The rows are rendered to the width left beside the scrollbar: reserve it from the start
+    # so the width does not change when the scrollbar appears; lines wrap, never scroll sideways.
+    DEFAULT_CSS = "NoteView { scrollbar-gutter: stable; overflow-x: hidden; }"
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.rows: list[Strip] = []
+        self.anchors: list[tuple[int, int]] = []
+        self.source = ""  # what the rows show, for tests and copying
+
+    def show(self, rows: list[Strip], anchors: list[tuple[int, int]], width: int) -> None:
+        self.rows, self.anchors = rows, anchors
+        self.virtual_size = Size(width, len(rows))
+        self.refresh()
+
+    def row_of(self, line: int) -> int:
+        """The first row of the section that holds 1-based source `line`."""
+        row = 0
+        for first, r in self.anchors:
+            if first > line:
+                break
+            row = r
+        return row
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        i = scroll_y + y
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if i >= len(self.rows):
+            return Strip.blank(width, base)
+        return self.rows[i].crop_extend(scroll_x, scroll_x + width, None).apply_style(base)
+
+
 class ReaderScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="reader.back"),
@@ -66,16 +156,15 @@ class ReaderScreen(Screen):
         self.forced_line = line
         self.terms = tuple(answer.terms) if answer is not None else ()
         self.best_line = 0
-        self._matches: list[MarkdownBlock] = []
-        self._match_i = -1
+        self._matches: list[int] = []  # rows holding a highlighted word, for n and p
+        self._source = ""
+        self._window_out = threading.Event()  # the window's frame is out: render the rest
         self.window_start: int | None = None  # None: nothing painted yet; 0: the whole note
         self.shown_at = 0.0  # perf_counter when the note (or its window) was put on screen
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="reader-header")
-        with VerticalScroll(id="reader-body"):
-            yield Markdown(id="reader-window")  # a long note's first paint
-            yield Markdown(id="reader-markdown")
+        yield NoteView(id="reader-body")
         yield Footer(compact=True)
 
     def _header(self) -> Text:
@@ -130,84 +219,76 @@ class ReaderScreen(Screen):
                         break
         self.post_message(NoteLoaded(self.base, self.path, source, line))
 
-    async def on_note_loaded(self, message: NoteLoaded) -> None:
-        md = self.query_one("#reader-markdown", Markdown)
-        window = self.query_one("#reader-window", Markdown)
+    def on_note_loaded(self, message: NoteLoaded) -> None:
         if message.error:
-            window.display = False
-            await md.update("")
             self.query_one("#reader-header", Static).update(Text(f" {message.error}", style="bold red"))
             return
         self.best_line = message.line
-        if message.source.count("\n") > WINDOW_FROM_LINES:
-            first, text = window_of(message.source, message.line, self.size.height)
-            md.display = False
-            await window.update(text)
-            self._highlight(window)
-            self.window_start = first  # the source line the window begins at
+        self._source = message.source
+        view = self.query_one(NoteView)
+        width = view.scrollable_content_region.width or max(10, self.size.width - 4)
+        self._typeset(message.source, message.line, width, self.size.height)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="render", description="render the note")
+    def _typeset(self, source: str, line: int, width: int, height: int) -> None:
+        if source.count("\n") > WINDOW_FROM_LINES:
+            first, text = window_of(source, line, height)
+            rows, anchors, matches = render_note(text, first, width, self.terms)
+            self.post_message(NoteRendered(rows, anchors, matches, first, False, width))
+            # The whole note's rendering competes for the interpreter with the window's
+            # layout and frame: it waits for the frame (a bounded wait, never a hang).
+            self._window_out.wait(0.5)
+        rows, anchors, matches = render_note(source, 1, width, self.terms)
+        self.post_message(NoteRendered(rows, anchors, matches, 1, True, width))
+
+    def on_note_rendered(self, message: NoteRendered) -> None:
+        view = self.query_one(NoteView)
+        if self.window_start == 0 and not message.whole:
+            return  # the whole note came first (a re-render): keep it
+        # Keep the reader where it is: on the passage at first, on the section at the top of
+        # the screen after a window swap or a resize.
+        line = self.best_line if self.window_start is None else self._line_at_top(view)
+        view.show(message.lines, message.anchors, message.width)
+        view.source = self._source if message.whole else ""
+        self._matches = message.matches
+        self.window_start = 0 if message.whole else message.first_line
+        if not self.shown_at:
             self.shown_at = time.perf_counter()
-            # The whole note is built once the window has been drawn, never before it: its
-            # mounting holds the event loop for a while, and the window must be out by then.
-            self.call_after_refresh(self.set_timer, WINDOW_FRAMES_S, partial(self._build_whole, message.source))
-            return
-        window.display = False
-        await md.update(message.source)
-        self.window_start = 0
-        self.shown_at = time.perf_counter()
-        self._highlight(md)
-        self.call_after_refresh(self._scroll_to_best)
+        if not message.whole:
+            self.call_after_refresh(self._window_out.set)
+        target = view.row_of(line) if line > 1 else 0
+        # Forced: the scrollbar that allows it is worked out at the next layout, in this frame.
+        view.scroll_to(y=target, animate=False, immediate=True, force=True)
 
-    async def _build_whole(self, source: str) -> None:
-        md = self.query_one("#reader-markdown", Markdown)
-        await md.update(source)  # built hidden behind the window
-        with self.app.batch_update():
-            self.query_one("#reader-window", Markdown).display = False
-            md.display = True
-        self.window_start = 0
-        self._highlight(md)
-        self.call_after_refresh(self._scroll_to_best)
+    def _line_at_top(self, view: NoteView) -> int:
+        """The source line of the section at the top of the screen."""
+        top = view.scroll_offset.y
+        line = 1
+        for first, row in view.anchors:
+            if row > top:
+                break
+            line = first
+        return line
 
-    def _highlight(self, md: Markdown) -> None:
-        pattern = pattern_for(self.terms)
-        self._matches = []
-        if pattern is None:
-            return
-        for block in md.query(MarkdownBlock):
-            content = block.content
-            if not isinstance(content, Content) or not content.plain:
-                continue
-            found = spans(content.plain, pattern)
-            if not found:
-                continue
-            for start, end in found:
-                content = content.stylize(HIGHLIGHT_STYLE, start, end)
-            block.set_content(content)
-            self._matches.append(block)
-
-    def _block_at(self, line: int):
-        """The block whose source starts at or just before 1-based `line`."""
-        best = None
-        for block in self.query_one("#reader-markdown", Markdown).query(MarkdownBlock):
-            start, end = block.source_range
-            if start <= line - 1 < max(end, start + 1):
-                best = block  # later (deeper) blocks refine the match
-            elif start > line - 1 and best is None:
-                return block
-        return best
-
-    def _scroll_to_best(self) -> None:
-        if self.best_line <= 1:
-            return
-        block = self._block_at(self.best_line)
-        if block is not None:
-            self.query_one("#reader-body").scroll_to_widget(block, top=True, animate=False)
+    def on_resize(self) -> None:
+        view = self.query_one(NoteView)
+        width = view.scrollable_content_region.width
+        if self._source and view.rows and width != view.virtual_size.width:
+            self._typeset(self._source, self._line_at_top(view), width, self.size.height)
 
     def _go_match(self, step: int) -> None:
         if not self._matches:
             self.notify("no highlighted words in this note", timeout=2)
             return
-        self._match_i = (self._match_i + step) % len(self._matches)
-        self.query_one("#reader-body").scroll_to_widget(self._matches[self._match_i], top=True, animate=False)
+        # From where the reader is, as `less` does: the next match below the top row, or the
+        # previous one above it, wrapping round.
+        view = self.query_one(NoteView)
+        top = view.scroll_offset.y
+        if step > 0:
+            row = next((r for r in self._matches if r > top), self._matches[0])
+        else:
+            row = next((r for r in reversed(self._matches) if r < top), self._matches[-1])
+        view.scroll_to(y=row, animate=False, immediate=True, force=True)
 
     def action_next_match(self) -> None:
         self._go_match(1)
@@ -216,4 +297,4 @@ class ReaderScreen(Screen):
         self._go_match(-1)
 
     def action_top(self) -> None:
-        self.query_one("#reader-body").scroll_home(animate=False)
+        self.query_one(NoteView).scroll_home(animate=False)

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import DEMO, REPO, copy_demo, copy_notes, run_kb  # noqa: F401  (re-exported for the fault tests)
+from conftest import REPO, copy_notes, run_kb
 
 DEPLOY_Q = "quem decide se um deploy pode ir pra producao"
 NOTHING_Q = "quanto custa um satelite geoestacionario"

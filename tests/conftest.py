@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from engine.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
+
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "examples" / "demo"
-
-
-# What a copy of notes leaves behind: the index (a copy indexes itself, as a new user's would)
-# and whatever miss log a run in the repository left. The one list every copy uses.
-LEFT_BEHIND = (".kb", "kb-misses.txt", ".kb-misses.txt.lock")
-
-
-def copy_notes(src: Path, dest: Path, *also: str) -> Path:
-    """The notes under `src` at `dest`, without LEFT_BEHIND (nor `also`); symlinks stay links."""
-    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_BEHIND, *also))
-    return dest
 
 
 def copy_demo(dest: Path) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.textindex as ti
+import engine.fts5search as fts
 from kbtools.bench import dist, load_questions, p95, plot
 from engine.cli import main as kb
 from kbtools.haystack import generate
@@ -125,7 +125,7 @@ def test_chunk_total_is_what_count_star_says(tiny, demo):
         m.snapshot()
         for idx in m.indexes.values():
             con = idx.conn()
-            assert ti.chunk_total(con) == con.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+            assert fts.chunk_total(con) == con.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
 
 
 def test_pruning_is_off_below_the_threshold_and_on_above_it(tiny):
@@ -134,8 +134,8 @@ def test_pruning_is_off_below_the_threshold_and_on_above_it(tiny):
     big = max(m.indexes.values(), key=lambda i: i.chunk_count())
     con = big.conn()
     total = big.chunk_count()
-    assert total < ti.PRUNE_ABOVE_CHUNKS
-    common = [t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * ti.PRUNE_DF_FRACTION]
+    assert total < fts.PRUNE_ABOVE_CHUNKS
+    common = [t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * fts.PRUNE_DF_FRACTION]
     rare = [t for t, d in con.execute("SELECT term, doc FROM chunks_vocab WHERE doc = 1 LIMIT 3")]
     assert common and rare
     terms = common[:3] + rare
@@ -153,25 +153,25 @@ def test_the_frequency_table_matches_the_probes_and_expires(tiny, tmp_path):
     m.snapshot()
     idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
     con = idx.conn()
-    total = ti.chunk_total(con)
-    assert ti._common_terms(con, ti._averages(con)) is None  # not made below the seed's threshold
-    ti.refresh_common_terms(con, 0)
-    stored = ti._common_terms(con, ti._averages(con))
-    probed = {t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * ti.PRUNE_DF_FRACTION}
+    total = fts.chunk_total(con)
+    assert fts.common_terms(con, fts.averages(con)) is None  # not made below the seed's threshold
+    fts.refresh_common_terms(con, 0)
+    stored = fts.common_terms(con, fts.averages(con))
+    probed = {t for t, d in con.execute("SELECT term, doc FROM chunks_vocab") if d > total * fts.PRUNE_DF_FRACTION}
     assert stored == probed and stored
     words = sorted(probed)[:5] + ["zwqx", "a"]
-    with_table = ti.terms_to_send(con, words, 0)
+    with_table = fts.terms_to_send(con, words, 0)
     # Any change to the chunks moves FTS5's averages record: the table no longer applies,
     # and the probes (the same answer) are asked instead, until the next update restores it.
     con.execute("INSERT INTO chunks(rowid, heading_path, body, line) VALUES (?, 'x', 'zwqx words', 1)",
                 ((1 << 40) + 1,))
-    assert ti._common_terms(con, ti._averages(con)) is None
+    assert fts.common_terms(con, fts.averages(con)) is None
     con.execute("DELETE FROM chunks WHERE rowid = ?", ((1 << 40) + 1,))
-    assert ti.terms_to_send(con, words, 0) == with_table
+    assert fts.terms_to_send(con, words, 0) == with_table
     con.execute("DELETE FROM meta WHERE key = 'common_terms'")
-    assert ti.terms_to_send(con, words, 0) == with_table  # no table at all: probes
-    ti.refresh_common_terms(con, 0)
-    assert ti._common_terms(con, ti._averages(con)) == probed
+    assert fts.terms_to_send(con, words, 0) == with_table  # no table at all: probes
+    fts.refresh_common_terms(con, 0)
+    assert fts.common_terms(con, fts.averages(con)) == probed
 
 
 def test_a_read_only_index_still_prunes_by_probing(tiny):
@@ -179,28 +179,28 @@ def test_a_read_only_index_still_prunes_by_probing(tiny):
     m.snapshot()
     idx = max(m.indexes.values(), key=lambda i: i.chunk_count())
     con = idx.conn()
-    ti.refresh_common_terms(con, 0)
+    fts.refresh_common_terms(con, 0)
     words = [t for t, _ in con.execute("SELECT term, doc FROM chunks_vocab ORDER BY doc DESC LIMIT 4")] + ["zwqx"]
-    expected = ti.terms_to_send(con, words, 0)
+    expected = fts.terms_to_send(con, words, 0)
     assert expected == ["zwqx"] or len(expected) < len(words)
     con.execute("DELETE FROM meta WHERE key = 'common_terms'")
     ro = sqlite3.connect(idx.path.resolve().as_uri() + "?mode=ro", uri=True, isolation_level=None)
     try:
-        ti.refresh_common_terms(ro, 0)  # cannot write the table: says nothing, changes nothing
-        assert ti._common_terms(ro, ti._averages(ro)) is None
-        assert ti.terms_to_send(ro, words, 0) == expected
+        fts.refresh_common_terms(ro, 0)  # cannot write the table: says nothing, changes nothing
+        assert fts.common_terms(ro, fts.averages(ro)) is None
+        assert fts.terms_to_send(ro, words, 0) == expected
     finally:
         ro.close()
-    ti.refresh_common_terms(con, 0)
+    fts.refresh_common_terms(con, 0)
 
 
 def test_an_update_stores_the_table_only_for_a_base_that_prunes(tmp_path, monkeypatch):
     root = tmp_path / "h"
     generate(root, 200, seed=2, bases=2, questions=4)
-    monkeypatch.setattr(ti, "PRUNE_ABOVE_CHUNKS", 100)  # the first base (140 chunks) prunes, the second not
+    monkeypatch.setattr(fts, "PRUNE_ABOVE_CHUNKS", 100)  # the first base (140 chunks) prunes, the second not
     m = Memory(root)
     m.snapshot()
-    made = {name: ti._common_terms(idx.conn(), ti._averages(idx.conn())) is not None for name, idx in m.indexes.items()}
+    made = {name: fts.common_terms(idx.conn(), fts.averages(idx.conn())) is not None for name, idx in m.indexes.items()}
     sizes = {name: idx.chunk_count() for name, idx in m.indexes.items()}
     assert made == {name: n > 100 for name, n in sizes.items()} and sorted(made.values()) == [False, True]
 

@@ -15,9 +15,12 @@ import pytest
 
 import engine.memory as memory_mod
 import engine.normalize as normalize_mod
-import engine.textindex as ti
+import engine.fts5search as fts
+import engine.indexupdate as indexupdate
+from engine import catalogue_cache
+from engine.indexschema import FILE_SHIFT
 from engine.catalogue import (
-    SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for,
+    SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for, make_entry,
 )
 from kbtools.haystack import generate
 from engine.memory import Memory
@@ -144,7 +147,7 @@ def _old_search(con: sqlite3.Connection, terms: list[str], limit: int, prune_abo
     sent = list(terms)
     total = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if len(terms) else 0
     if total > prune_above:
-        cutoff = total * ti.PRUNE_DF_FRACTION
+        cutoff = total * fts.PRUNE_DF_FRACTION
         kept = []
         for t in terms:
             row = con.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (t,)).fetchone()
@@ -155,8 +158,8 @@ def _old_search(con: sqlite3.Connection, terms: list[str], limit: int, prune_abo
         return [], sent
     best = con.execute(
         "WITH m AS MATERIALIZED (SELECT rowid AS r, bm25(chunks) AS s FROM chunks WHERE chunks MATCH ?)"
-        f" SELECT r, r >> {ti.FILE_SHIFT} AS fid, min(s) AS best FROM m GROUP BY fid ORDER BY best, fid LIMIT ?",
-        (ti.fts_expression(sent), limit),
+        f" SELECT r, r >> {FILE_SHIFT} AS fid, min(s) AS best FROM m GROUP BY fid ORDER BY best, fid LIMIT ?",
+        (fts.fts_expression(sent), limit),
     ).fetchall()
     if not best:
         return [], sent
@@ -222,16 +225,25 @@ def _answers(fleet: Path, questions: list[str], prune_above: int | None) -> dict
 
 def _before(monkeypatch, prune_above: int | None) -> list[int]:
     """Swap the reference in; returns a counter of the searches it served."""
-    limit = prune_above if prune_above is not None else ti.PRUNE_ABOVE_CHUNKS
+    limit = prune_above if prune_above is not None else fts.PRUNE_ABOVE_CHUNKS
     calls = [0]
 
     def search(con, terms, k, _prune):
         calls[0] += 1
         return _old_search(con, terms, k, limit)
 
+    def old_catalogue(openings):
+        # The reference builds its catalogue from every record, as before the opening cache.
+        return _OldCatalogueRanked([
+            make_entry(name, r.path, r.title, r.purpose, r.species, r.keys)
+            for name, op in openings.items() for r in catalogue_cache.Records(op).values() if r.is_entry
+        ])
+
     monkeypatch.setattr(memory_mod, "Catalogue", _OldCatalogueRanked)
-    monkeypatch.setattr(ti, "_search", search)
-    monkeypatch.setattr(ti, "list_notes", _old_list_notes)
+    monkeypatch.setattr(catalogue_cache, "FleetCatalogue", old_catalogue)
+    monkeypatch.setattr(catalogue_cache, "may_match", lambda *args: True)  # every base searched
+    monkeypatch.setattr(fts, "search", search)
+    monkeypatch.setattr(indexupdate, "list_notes", _old_list_notes)
     monkeypatch.setattr(normalize_mod, "fold", _old_fold)
     return calls
 
@@ -241,6 +253,14 @@ def _questions(root: Path) -> list[str]:
     return [ln.split("\t")[0] for ln in lines if ln and not ln.startswith("#")]
 
 
+def _age_indexes(fleet: Path) -> None:
+    """Date every index file a minute back, so the "after" side reads the opening cache
+    (engine/catalogue_cache.py keeps none for an index younger than its clock can vouch for)."""
+    then = os.stat(fleet).st_mtime - 60
+    for f in fleet.glob("*/.kb/index.db*"):
+        os.utime(f, (then, then))
+
+
 @pytest.fixture(scope="module")
 def hay1k(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("identity") / "h1k"
@@ -248,7 +268,10 @@ def hay1k(tmp_path_factory) -> Path:
     m = Memory(root)
     m.snapshot()  # indexed once, so both sides read the same file
     for idx in m.indexes.values():  # and pruning at a lowered threshold reads the stored table
-        ti.refresh_common_terms(idx.conn(), 0)
+        fts.refresh_common_terms(idx.conn(), 0)
+    for idx in m.indexes.values():
+        idx.close()  # closed first: the last close checkpoints, which writes index.db
+    _age_indexes(root)
     return root
 
 
@@ -262,8 +285,13 @@ def test_demo_answers_are_bit_identical(demo, monkeypatch):
     qs = [ln.split("\t")[0] for ln in (demo / "gold.tsv").read_text(encoding="utf-8").splitlines()
           if ln and not ln.startswith("#")]
     qs += ["deploy production rollback canary", "me conta uma piada", "proteina treino recuperacao"]
-    Memory(demo).snapshot()
+    first = Memory(demo)
+    first.snapshot()
+    for idx in first.indexes.values():
+        idx.close()
+    _age_indexes(demo)
     after = _answers(demo, qs, None)
+    assert all(catalogue_cache.cached(i) for i in Memory(demo).indexes.values())  # "after" read the cache
     calls = _before(monkeypatch, None)
     _compare(after, _answers(demo, qs, None))
     assert calls[0] >= len(qs)
@@ -276,15 +304,15 @@ def test_haystack_answers_are_bit_identical(hay1k, monkeypatch, prune_above):
     qs = _questions(hay1k)
     shortcut = {"kept": 0, "exact": 0}
     if prune_above is not None:
-        monkeypatch.setattr(ti, "SHORTCUT_ABOVE_CHUNKS", prune_above)
-        exact = ti._best_files_exact
+        monkeypatch.setattr(fts, "SHORTCUT_ABOVE_CHUNKS", prune_above)
+        exact = fts.best_files_exact
 
         def counted_exact(*args):
             shortcut["exact"] += 1
             return exact(*args)
 
-        monkeypatch.setattr(ti, "_best_files_exact", counted_exact)
-        shortcut_fn = ti._best_files
+        monkeypatch.setattr(fts, "best_files_exact", counted_exact)
+        shortcut_fn = fts.best_files
 
         def counted(*args):
             before = shortcut["exact"]
@@ -292,7 +320,7 @@ def test_haystack_answers_are_bit_identical(hay1k, monkeypatch, prune_above):
             shortcut["kept"] += shortcut["exact"] == before
             return out
 
-        monkeypatch.setattr(ti, "_best_files", counted)
+        monkeypatch.setattr(fts, "best_files", counted)
     after = _answers(hay1k, qs, prune_above)
     assert sum(bool(a[2]) for a in after.values()) > len(qs) // 2  # the text leg answered most
     if prune_above is not None:
@@ -313,18 +341,18 @@ def test_the_top_n_shortcut_gives_the_exact_querys_rows(hay1k, limit):
         terms = list(m.ask(q, record_miss=False, with_passages=False).terms)
         for idx in m.indexes.values():
             con = idx.conn()
-            sent = ti.terms_to_send(con, terms, 10**9)
+            sent = fts.terms_to_send(con, terms, 10**9)
             if not sent:
                 continue
-            expr = ti.fts_expression(sent)
-            exact = ti._best_files_exact(con, expr, limit)
+            expr = fts.fts_expression(sent)
+            exact = fts.best_files_exact(con, expr, limit)
             calls = []
-            real = ti._best_files_exact
-            ti._best_files_exact = lambda *a: calls.append(1) or real(*a)
+            real = fts.best_files_exact
+            fts.best_files_exact = lambda *a: calls.append(1) or real(*a)
             try:
-                got = ti._best_files(con, expr, limit)
+                got = fts.best_files(con, expr, limit)
             finally:
-                ti._best_files_exact = real
+                fts.best_files_exact = real
             assert [tuple(r) for r in got] == [tuple(r) for r in exact], (q, idx.base.name)
             fell_back += bool(calls)
             kept += not calls

@@ -38,3 +38,13 @@ def test_the_dossier_flattens_a_hostile_question():
 
 def test_the_refusal_reads_the_same_in_both_halves():
     assert " ".join(NOTHING_LINES) == f"{NOTHING_HEAD} {NOTHING_WHY}"
+
+
+def test_what_is_unsafe_is_written_down_in_one_module():
+    # A second pattern of control characters drifts from the first (it did: four copies, each
+    # with its own set); the pieces live in engine/clean.py and every pattern is built there.
+    repo = Path(__file__).resolve().parents[1]
+    marks = ("\\x7f", "\\x1f", "\\u202a", "\\u2028")
+    copies = [p.relative_to(repo).as_posix() for pkg in ("engine", "kbtui", "kbtools") for p in (repo / pkg).rglob("*.py")
+              if p.name != "clean.py" and any(m in p.read_text(encoding="utf-8") for m in marks)]
+    assert not copies, f"a control-character pattern outside engine/clean.py: {copies}"

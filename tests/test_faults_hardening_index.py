@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from _faults import DEPLOY_Q, REPO, copy_demo, kb, kb_json, modes_bind, run_kb_obeying_modes
-from engine import textindex
+from _faults import DEPLOY_Q, kb, kb_json, modes_bind, run_kb_obeying_modes
+from conftest import REPO, copy_demo
+from engine import fts5search, indexpool
 from engine.fleet import Base
 from engine.memory import Memory
 from engine.textindex import TextIndex
@@ -73,7 +74,7 @@ def test_forty_threads_keep_a_bounded_number_of_connections(tmp_path):
             t.join(timeout=60)
     assert errors == []
     assert answers == [truth] * 40
-    assert opened <= len(BASES) * getattr(textindex, "READERS_PER_BASE", 4), f"{opened} index connections open for 40 threads"
+    assert opened <= len(BASES) * indexpool.READERS_PER_BASE, f"{opened} index connections open for 40 threads"
 
 
 def _four_hundred_bases(root: Path) -> Path:
@@ -203,7 +204,7 @@ def test_a_search_reads_one_snapshot_while_kb_index_commits(tmp_path):
     zed = fleet / "zed"
     con = sqlite3.connect(zed / ".kb" / "index.db", isolation_level=None, check_same_thread=False)
     terms = ["deploy", "producao"]
-    before = textindex._search(con, terms, 10)
+    before = fts5search.search(con, terms, 10)
     assert before[0], "the question must find notes for the test to mean anything"
 
     def reindex_every_note():
@@ -215,11 +216,11 @@ def test_a_search_reads_one_snapshot_while_kb_index_commits(tmp_path):
         assert report.changed >= 1
 
     proxy = _CommitsBetweenSelects(con, reindex_every_note)
-    during = textindex._search(proxy, terms, 10)
+    during = fts5search.search(proxy, terms, 10)
     assert proxy.fired
     assert during == before  # the state the search started on, whole
     assert not con.in_transaction
-    after = textindex._search(con, terms, 10)
+    after = fts5search.search(con, terms, 10)
     assert sorted(r[0] for r in after[0]) == sorted(r[0] for r in before[0])  # then the new state
     con.close()
 

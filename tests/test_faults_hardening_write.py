@@ -12,7 +12,8 @@ import random
 
 import pytest
 
-from _faults import NOTHING_Q, run_kb
+from _faults import NOTHING_Q
+from conftest import run_kb
 from engine import Memory
 from engine import missreview
 from engine.misses import MissEntry, render_log

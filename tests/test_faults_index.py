@@ -19,25 +19,23 @@ import pytest
 
 from _faults import (
     DEPLOY_Q,
-    IS_ROOT,
     NOTHING_Q,
-    REPO,
-    copy_demo,
     fresh_answer,
     kb,
     kb_json,
     modes_bind,
     mount_namespace,
-    projection,
     read_only_bind,
     run_kb_in_namespace,
     run_kb_obeying_modes,
     same_answer,
     tree_hash,
 )
-from engine import cli, textindex
+from conftest import REPO, copy_demo
+from engine import cli, indexpool
 from engine.memory import Memory
-from engine.textindex import SCHEMA_VERSION, TextIndex
+from engine.indexschema import SCHEMA_VERSION
+from engine.textindex import TextIndex
 
 BASES = ("steve", "yaron", "zed")
 GOLD_QUESTIONS = [ln.split("\t")[0] for ln in (Path(__file__).resolve().parent.parent / "examples" / "demo" / "gold.tsv")
@@ -246,7 +244,7 @@ def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
         def __getattr__(self, name):
             return getattr(real, name)
 
-    textindex._give_back(idx, FailingDisk())  # the next read takes it from the pool
+    indexpool.give_back(idx, FailingDisk())  # the next read takes it from the pool
     a = mem.ask(DEPLOY_Q, record_miss=False)
     assert [r.id for r in a.results] == [r.id for r in truth.results]
     assert idx.memory_reason is not None and "disk I/O error" in idx.memory_reason

@@ -14,18 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from _faults import (
-    DEPLOY_Q,
-    REPO,
-    assert_terminal_safe,
-    copy_demo,
-    kb,
-    kb_json,
-    modes_bind,
-    run_kb_obeying_modes,
-    tree_hash,
-)
-from engine import bignote, textindex
+from _faults import DEPLOY_Q, assert_terminal_safe, kb, kb_json, modes_bind, run_kb_obeying_modes, tree_hash
+from conftest import REPO, copy_demo
+from engine import bignote, indexupdate, notefiles
 from engine.memory import Memory
 from engine.textindex import TextIndex
 
@@ -144,7 +135,7 @@ def test_a_50mb_note_is_indexed_in_windows_with_memory_bounded_below_its_size(tm
     note = base / "archive.md"
     _fifty_megabytes(note, 50 * MB)
     size = note.stat().st_size
-    assert size > bignote.STREAM_ABOVE_BYTES and size < textindex.MAX_NOTE_BYTES
+    assert size > bignote.STREAM_ABOVE_BYTES and size < notefiles.MAX_NOTE_BYTES
     before_hash = tree_hash(base)
     r = subprocess.run(
         [sys.executable, "-c", _RSS_SCRIPT, str(base)], cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -166,7 +157,7 @@ def test_a_note_over_the_size_limit_is_skipped_unread(tmp_path, monkeypatch):
     base = tmp_path / "b"
     _write(base / "index.md", "# B\n\nSearch for: bee\n")
     _write(base / "huge.md", "# Huge\n\nSearch for: huge\n\n" + "x" * 5000)
-    monkeypatch.setattr(textindex, "MAX_NOTE_BYTES", 4096)
+    monkeypatch.setattr(notefiles, "MAX_NOTE_BYTES", 4096)
     rep = TextIndex(Memory(base, update=False).fleet.bases[0]).update()
     assert any(s.startswith("huge.md: too large to index (5,") for s in rep.skipped)
     assert rep.files == 1
@@ -291,7 +282,7 @@ def test_a_file_that_vanishes_between_listing_and_reading(tmp_path, monkeypatch)
     fleet = copy_demo(tmp_path / "demo")
     doomed = fleet / "zed" / "knowledge" / "doomed.md"
     _write(doomed, "# Doomed\n\nSearch for: doomed note\n")
-    real_list = textindex.list_notes
+    real_list = indexupdate.list_notes
 
     def list_then_delete(root):
         found, problems = real_list(root)
@@ -299,12 +290,12 @@ def test_a_file_that_vanishes_between_listing_and_reading(tmp_path, monkeypatch)
             doomed.unlink()  # listed, stat taken, gone before the read
         return found, problems
 
-    monkeypatch.setattr(textindex, "list_notes", list_then_delete)
+    monkeypatch.setattr(indexupdate, "list_notes", list_then_delete)
     mem = Memory(fleet, update=False)
     rep = mem.indexes["zed"].update()
     assert "knowledge/doomed.md: vanished before it could be read" in rep.skipped
     assert rep.files == 4
-    monkeypatch.setattr(textindex, "list_notes", real_list)
+    monkeypatch.setattr(indexupdate, "list_notes", real_list)
     mem.refresh()
     assert mem.ask(DEPLOY_Q, record_miss=False).verdict == "hit"
 
@@ -466,7 +457,6 @@ def test_a_fifo_as_agent_txt_or_as_the_miss_log_never_blocks(tmp_path):
     """kb boot reads agent.txt and index.md; kb misses reads the log: a FIFO in either place
     must be skipped or refused in one line, never read (the read would wait forever)."""
     import os
-    import shutil
     import subprocess
     import sys
 

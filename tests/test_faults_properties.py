@@ -6,7 +6,6 @@ depends on the order files were listed in (or bases given in)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,13 +15,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from _faults import DEMO, REPO, copy_demo, copy_notes
-from engine import bignote, textindex
+from conftest import DEMO, REPO, copy_demo, copy_notes
+from engine import bignote, indexupdate
+from engine.indexschema import FILE_SHIFT
 from engine.chunking import chunk_sections
 from engine.fleet import discover
 from engine.memory import Memory
 from engine.notes import parse_note
-from engine.textindex import TextIndex, read_note
+from engine.notefiles import read_note
+from engine.textindex import TextIndex
 
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -112,10 +113,10 @@ def _dump(idx: TextIndex) -> dict:
         "SELECT path, id, hash, is_entry, title, purpose, keys, species, label_line, label_under_title, title_line,"
         " links, date, chunks, problems FROM files ORDER BY path"
     ):
-        lo = row[1] << textindex.FILE_SHIFT
+        lo = row[1] << FILE_SHIFT
         chunks = con.execute(
             "SELECT heading_path, body, line FROM chunks WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
-            (lo, lo + (1 << textindex.FILE_SHIFT)),
+            (lo, lo + (1 << FILE_SHIFT)),
         ).fetchall()
         out[row[0]] = (row[2:], chunks)
     skipped = sorted(idx.skipped())
@@ -267,7 +268,7 @@ def test_the_verdict_never_depends_on_listing_order(demo_memory, rnd, q):
     order build an index that routes every question the same way."""
     mem, _ = demo_memory
     truth = mem.ask(q, record_miss=False)
-    real = textindex.list_notes
+    real = indexupdate.list_notes
 
     def shuffled(root):
         found, problems = real(root)
@@ -277,14 +278,14 @@ def test_the_verdict_never_depends_on_listing_order(demo_memory, rnd, q):
 
     bases = ["zed", "steve", "yaron"]
     rnd.shuffle(bases)
-    textindex.list_notes = shuffled
+    indexupdate.list_notes = shuffled
     try:
         with tempfile.TemporaryDirectory() as d:
             fleet = copy_demo(Path(d) / "demo")
             other = Memory([fleet / b for b in bases])
             a = other.ask(q, record_miss=False)
     finally:
-        textindex.list_notes = real
+        indexupdate.list_notes = real
     assert a.verdict == truth.verdict and a.agent.name == truth.agent.name
     assert [(k.id, round(k.score, 9)) for k in a.keyword] == [(k.id, round(k.score, 9)) for k in truth.keyword]
     assert [r.id for r in a.results] == [r.id for r in truth.results]

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from _faults import DEPLOY_Q, copy_demo, kb, kb_json, projection, tree_hash
+from _faults import DEPLOY_Q, kb, kb_json, projection, tree_hash
+from conftest import copy_demo
 from engine.memory import Memory
 from engine.misses import misses_path, read_log
 from engine.question import MAX_QUESTION_CHARS

@@ -122,7 +122,7 @@ def test_a_burst_of_200_file_changes_while_questions_are_typed(tmp_path):
 
 def _reader_source(app) -> str:
     try:
-        return app.screen.query_one("#reader-markdown").source or ""
+        return app.screen.query_one("#reader-body").source or ""
     except Exception:  # not the reader on screen
         return ""
 

@@ -15,25 +15,23 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RUNTIME = sorted(p for pkg in ("engine", "kbtui") for p in (REPO / pkg).rglob("*.py"))
-# Measurement tooling times the legs bare, past Memory, by design; it is bound for kbtools/.
-TOOLING = {"engine/bench.py", "engine/benchcli.py", "engine/haystack.py", "kbtui/bench.py"}
 INDEX_OWNERS = {"engine/memory.py"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
-         "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
+         "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 
 
 def _rel(p: Path) -> str:
     return p.relative_to(REPO).as_posix()
 
 
-@pytest.mark.parametrize("path", [p for p in RUNTIME if _rel(p) not in TOOLING | INDEX_OWNERS], ids=_rel)
+@pytest.mark.parametrize("path", [p for p in RUNTIME if _rel(p) not in INDEX_OWNERS], ids=_rel)
 def test_nothing_outside_memory_reaches_into_the_indexes(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     reach = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "indexes"]
     assert not reach, f"{_rel(path)}:{reach[0]} reaches into .indexes; ask Memory instead"
 
 
-@pytest.mark.parametrize("path", [p for p in RUNTIME if _rel(p).startswith("engine/") and _rel(p) not in TOOLING], ids=_rel)
+@pytest.mark.parametrize("path", [p for p in RUNTIME if _rel(p).startswith("engine/")], ids=_rel)
 def test_engine_imports_inside_functions_only_heavy_libraries(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     late = []

@@ -149,7 +149,7 @@ def test_an_unreadable_log_is_one_line(demo):
 
 
 def test_a_terminal_escape_in_a_hand_edited_log_is_made_harmless(demo):
-    (demo / "kb-misses.txt").write_text(f"1\t2026-09-01\t2026-09-01\troll \x1b[2J back\n")
+    (demo / "kb-misses.txt").write_text("1\t2026-09-01\t2026-09-01\troll \x1b[2J back\n")
     out = run_kb("misses", str(demo)).stdout
     assert "\x1b" not in out and "roll \\x1b[2J back" in out
 

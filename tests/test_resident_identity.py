@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _faults import copy_demo
+from conftest import copy_demo
 from engine.memory import Memory
 from engine.normalize import unique_terms
 from engine.resident import ResidentText

@@ -3,13 +3,9 @@ of the demo fleet."""
 
 from __future__ import annotations
 
-import os
-
-import pytest
-
 from conftest import copy_demo
+from kbtui.main_screen import PANE_NAMES
 from tui_support import add_flawed_note, ask, make_app, ready, screen_text, settle, wait_for
-
 
 
 def run(coro):
@@ -247,7 +243,7 @@ def test_narrow_terminal_shows_tabs_and_wide_shows_every_pane(tmp_path):
             await pilot.resize_terminal(120, 40)
             await settle(pilot)
             assert not tabs.display
-            for p in ("reading", "keywords", "gate", "agents"):
+            for p in PANE_NAMES:
                 assert app.main.query_one(f"#pane-{p}").display
     run(go())
 

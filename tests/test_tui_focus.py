@@ -11,6 +11,7 @@ import pytest
 from textual import events
 
 from conftest import copy_demo
+from kbtui.main_screen import PANE_NAMES
 from tui_support import ask, make_app, ready, screen_text, settle
 
 SIZES = [(80, 24), (120, 40)]
@@ -66,20 +67,21 @@ def test_f6_and_tab_walk_the_question_and_the_panes_and_escape_comes_back(tmp_pa
             box = app.main.query_one("#question")
             assert _where(app)[0] == "question"
             seen = []
-            for key in ("f6", "tab", "f6", "tab"):
-                await pilot.press(key)
+            for i, _ in enumerate(PANE_NAMES):  # F6 and Tab take turns: both walk the same ring
+                await pilot.press("f6" if i % 2 == 0 else "tab")
                 await settle(pilot)
                 seen.append(_where(app))
-            assert seen == [("reading", "reading"), ("keywords", "keywords"), ("gate", "gate"), ("agents", "agents")]
+            assert PANE_NAMES[:4] == ("reading", "keywords", "gate", "agents")
+            assert seen == [(p, p) for p in PANE_NAMES]
             await pilot.press("tab")  # round to the question
             await settle(pilot)
             assert _where(app)[0] == "question"
             await pilot.press("shift+f6")
             await settle(pilot)
-            assert _where(app) == ("agents", "agents")
+            assert _where(app) == (PANE_NAMES[-1], PANE_NAMES[-1])
             await pilot.press("shift+tab")
             await settle(pilot)
-            assert _where(app) == ("gate", "gate")
+            assert _where(app) == (PANE_NAMES[-2], PANE_NAMES[-2])
             # In a pane a letter is not typed into the question.
             await pilot.press("a")
             assert box.value == "how much protein per meal"
@@ -167,4 +169,31 @@ def test_under_a_purpose_the_score_shown_is_the_score_the_list_is_ordered_by(tmp
             assert "(purpose: workspace; share of top)" in text
             for r, s in zip(results[:4], shown):
                 assert f"{s:.3f}  {r.base}  {r.path}" in text
+    run(go())
+
+
+def test_panes_hidden_under_the_tabs_are_painted_when_shown_not_on_every_key(tmp_path):
+    """At 80x24 only the pane shown is repainted as the question is typed; another pane
+    catches up with the answer on screen when it is shown, and every pane when the terminal
+    grows past the tabs."""
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            main = app.main
+            keywords = main.query_one("#keyword-table")
+            gate = main.query_one("#gate-text")
+            assert main.pane == "reading" and main.query_one("#reading-list").option_count > 0
+            assert keywords.row_count == 0, "the hidden keyword table was filled on a keystroke"
+            await pilot.press("f6", "f6")  # the question -> reading -> keywords
+            await settle(pilot)
+            assert main.pane == "keywords"
+            assert keywords.row_count == min(len(main.answer.keyword), 20) > 0
+            assert "protein" in screen_text(app)
+            placeholder = "ask a question to see the floor arithmetic"
+            assert str(gate.content) == placeholder  # the gate is still hidden: not painted yet
+            await pilot.resize_terminal(120, 40)
+            await settle(pilot)
+            assert str(gate.content) != placeholder and "idf_unique" in screen_text(app)
     run(go())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from conftest import copy_demo
+from engine.purpose.weights import PURPOSE_NAMES
 from tui_support import ask, make_app, ready, screen_text, settle
 
 
@@ -33,7 +34,7 @@ def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
             assert "1/(60 + " in text
             assert "does not add up" not in text
             await pilot.press("escape")
-            for _ in range(3):
+            for _ in PURPOSE_NAMES:
                 await pilot.press("f7")  # documents -> conversation -> workspace -> off
             await settle(pilot)
             assert app.ask_options == {}

@@ -9,8 +9,7 @@ import asyncio
 import json
 import shutil
 
-from conftest import run_kb
-from conftest import copy_demo
+from conftest import copy_demo, run_kb
 from tui_support import ask, make_app, ready, screen_text, settle, wait_for
 
 

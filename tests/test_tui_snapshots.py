@@ -12,7 +12,7 @@ import pytest
 import pytest_textual_snapshot as pts
 
 from conftest import copy_demo
-from tui_support import REPO, add_flawed_note, make_app, ready, settle, wait_for
+from tui_support import REPO, add_flawed_note, make_app, ready, screen_text, settle, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 MISS_LOG = (
@@ -160,3 +160,30 @@ def test_eval_scrolled_to_gate_and_speed(snap_compare, tmp_path):
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=before)
+
+
+def _unlabelled_fleet(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "widgets.md").write_text("# Widgets\n\nHow to make a widget scroll: set overflow to auto.\n")
+    (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n\n## Snapshot tests\n\n"
+                                     "Snapshot tests compare screens. Snapshot tests need pytest.\n")
+    return root
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_labels(snap_compare, tmp_path, size):
+    """F8 with the effect of the first note's proposed keys shown (x): the note list, its keys
+    and the effect all on screen at 80x24 too."""
+    app = make_app(_unlabelled_fleet(tmp_path))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: bool(getattr(pilot.app.screen, "proposals", None)), what="the proposals")
+        await settle(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: "miss log:" in screen_text(pilot.app), what="the effect")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)

@@ -13,14 +13,14 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from .. import benchcli, labelcli
-from ..errors import KbError
+from .. import labelcli
+from ..clean import shown
+from ..errors import KbError, os_error_line
 from ..evaluate import run_eval
 from ..memory import Memory
-from ..names import os_error_line, shown
 from ..query import Query
 from ..render import index_report, json_line, route_hybrid, route_keywords
-from . import misses, purpose, rerank, who
+from . import bench, misses, purpose, rerank, who
 
 
 def cmd_index(args) -> int:
@@ -101,7 +101,7 @@ VERBS: tuple[Callable[[Any], Any], ...] = (
     purpose.add_fusion,
     rerank.add_model,
     rerank.add_rerank,
-    benchcli.register,
+    bench.add_bench,
     labelcli.register,
 )
 

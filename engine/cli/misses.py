@@ -17,7 +17,7 @@ from ..memory import Memory
 from ..misses import misses_path
 from ..missreview import review_misses
 from ..render import json_line, printable
-from ..textindex import list_notes
+from ..notefiles import list_notes
 
 WIDTH = 100  # where the key lists wrap
 

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from ..boot import brief, parse_request
+from ..clean import shown
 from ..errors import KbError
 from ..fleet import is_base
 from ..memory import Memory
-from ..names import shown
 from ..remember import render
 from ..render import json_line, printable
 from ..roster import render_roster

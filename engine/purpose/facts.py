@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from engine.names import is_valid_text
+from engine.clean import is_valid_text
 from engine.purpose.links import LinkResolver, build_graph, extract_links, undirected
 from engine.textfile import read_text
 
@@ -119,20 +118,3 @@ def facts_from_disk(bases: Mapping[str, str | os.PathLike[str]]) -> NoteFacts:
     resolver = LinkResolver(links)
     return NoteFacts(graph=undirected(build_graph(links, resolver)), dates=dates, date_source=source)
 
-
-class FactsCache:
-    """One NoteFacts per catalogue snapshot key; a new key replaces the old facts whole."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._key: Any = None
-        self._facts: NoteFacts | None = None
-
-    def get(self, key: Any, build) -> NoteFacts:
-        with self._lock:
-            if self._facts is not None and self._key == key:
-                return self._facts
-        facts = build()  # outside the lock: a slow build never blocks a reader of the old one
-        with self._lock:
-            self._key, self._facts = key, facts
-        return facts

@@ -1,4 +1,7 @@
-"""The three purposes: a closed set of integer weights, each with the reason it is what it is.
+"""The purposes: a closed set of integer weights, each with the reason it is what it is.
+
+A purpose is one entry in PURPOSES; `kb route --purpose`, the reading room's F7 cycle, its
+palette and `--purpose` choices, the fusion stamp and the tests read the list from here.
 
 Four signals (text, graph, recency, boost) on the grid [0, SCALE]; four integer weights in
 [0, WEIGHT_TOTAL] that sum to exactly WEIGHT_TOTAL, so a fused score is an integer in
@@ -72,7 +75,7 @@ PURPOSE_NAMES: tuple[str, ...] = tuple(PURPOSES)
 
 
 def get_purpose(name: object) -> Purpose:
-    """The purpose named `name`, or a refusal listing the three."""
+    """The purpose named `name`, or a refusal listing them."""
     if not isinstance(name, str) or name not in PURPOSES:
         raise FusionOptionError(
             f"unknown purpose {name!r}: use one of {', '.join(PURPOSE_NAMES)}"

@@ -186,6 +186,8 @@ class RerankStage:
         budget_ms: float | None = None,
         page: tuple[Any, ...] | None = None,
     ) -> RerankPage:
+        """The window's new order: check, load and gate; take what the cache holds; score the
+        rest within the budget; order with ties; stamp what was done."""
         if not isinstance(question, str) or not question.strip():
             raise RerankCallerError("rerank needs a text question: a cross-encoder scores (question, row) pairs")
         params: RerankParams
@@ -198,7 +200,7 @@ class RerankStage:
         if k and not dirs:
             raise RerankCallerError("rerank needs the base directories its rows come from (their stamps live there)")
         window = list(candidates[:k])
-        page = page if page is not None else tuple(candidates)
+        run = _Run(k=k, page=page if page is not None else tuple(candidates), budget_ms=params.budget_ms)
 
         was_loaded = self.model.loaded
         info = self.model.load() if k else None  # not charged to the budget
@@ -206,28 +208,21 @@ class RerankStage:
         for d in dirs if k else ():
             check_stamp(stamp_path(d), info)  # type: ignore[arg-type]
 
-        text_rule = "summary-then-passage" if use_summary else "passage"
-        texts: list[str] = []
-        summaries = 0
-        for c in window:
-            if use_summary and c.summary:
-                texts.append(c.summary)
-                summaries += 1
-            else:
-                texts.append(c.text)
+        texts = [c.summary if use_summary and c.summary else c.text for c in window]
+        run.summaries = sum(1 for c in window if use_summary and c.summary)
         scorable = [i for i, t in enumerate(texts) if t.strip()]
         unscorable = [i for i, t in enumerate(texts) if not t.strip()]
 
         qn = normalise_question(question)
         qkey = hashlib.sha256(qn.encode("utf-8")).hexdigest()
         model_key = f"{info.weights_sha256}:{info.precision}" if info else ""
+
         def cache_key(c: Candidate) -> tuple[str, ...]:
             # The text rule is in the key: one row scored on its summary and on its passage is two pairs.
             return (model_key, qkey, c.id, c.version, "summary" if use_summary and c.summary else "passage")
 
         scores: dict[int, float] = {}
         misses: list[int] = []
-        hits = 0
         for i in scorable:
             c = window[i]
             v = self.cache.get(cache_key(c)) if c.version else None
@@ -235,56 +230,16 @@ class RerankStage:
                 misses.append(i)
             else:
                 scores[i] = v
-                hits += 1
+        run.hits, run.misses = len(scores), len(misses)
 
         store = tuple(dirs)
-        memo_key = (info.weights_sha256, info.precision, store) if info else ("", "", store)
-        with _MEMO_LOCK:
-            rate = _SLOW_HOST.get(memo_key)
-        if rate is not None and misses and len(misses) * rate > params.budget_ms:
-            with _MEMO_LOCK:
-                first = memo_key not in _SLOW_NARRATED
-                _SLOW_NARRATED.add(memo_key)
-            if first:
-                log.warning("rerank: %s measured %.1f ms per pair here; refusing at once while that holds", ", ".join(store), rate)
-            raise RerankBudgetExceeded(
-                k=k, pairs_scored=0, per_pair_ms=rate, projected_ms=len(misses) * rate, elapsed_ms=0.0,
-                budget_ms=params.budget_ms, candidates=page, memo=True,
-            )
+        run.memo_key = (info.weights_sha256, info.precision, store) if info else ("", "", store)
+        _refuse_on_a_known_slow_host(run, store)
 
         # The scoring wall starts here: tokenising is part of what a pair costs.
         t0 = time.perf_counter()
-        capped = 0
-        sub_batches = 0
-        scored = 0
         if misses:
-            q_enc = self.model.question_ids(qn)
-            pairs = self.model.pairs(q_enc, [texts[i] for i in misses])
-            capped = sum(p.capped for p in pairs)
-            # Longest first: the probe pair is the dearest, so the projection is the worst case.
-            todo = sorted(range(len(misses)), key=lambda j: (-len(pairs[j]), j))
-            pos = 0
-            while pos < len(todo):
-                size = FIRST_SUB_BATCH if pos == 0 else SUB_BATCH
-                chunk = todo[pos : pos + size]
-                for j, s in zip(chunk, self.model.score([pairs[j] for j in chunk])):
-                    scores[misses[j]] = s
-                pos += len(chunk)
-                scored += len(chunk)
-                sub_batches += 1
-                elapsed = (time.perf_counter() - t0) * 1000.0
-                per_pair = elapsed / scored
-                remaining = len(todo) - pos
-                projected = per_pair * remaining
-                if elapsed + projected > params.budget_ms:
-                    with _MEMO_LOCK:
-                        _SLOW_HOST[memo_key] = per_pair
-                    raise RerankBudgetExceeded(
-                        k=k, pairs_scored=scored, per_pair_ms=per_pair, projected_ms=projected,
-                        elapsed_ms=elapsed, budget_ms=params.budget_ms, candidates=page,
-                    )
-            with _MEMO_LOCK:
-                _SLOW_HOST[memo_key] = (time.perf_counter() - t0) * 1000.0 / scored
+            self._score_within_budget(qn, [texts[i] for i in misses], misses, scores, run, t0)
             for i in misses:
                 if window[i].version:  # a row with no version is never cached: one slot for every revision would lie
                     self.cache.put(cache_key(window[i]), scores[i])
@@ -292,39 +247,115 @@ class RerankStage:
 
         ranked = order_with_ties([scores[i] for i in scorable])
         order = [scorable[j] for j in ranked] + unscorable + list(range(k, len(candidates)))
-        stamp = {
+        stamp = self._stamp(info, params, run, ms, len(unscorable), "summary-then-passage" if use_summary else "passage", dirs)
+        if info is not None and not was_loaded:
+            stamp["load_ms"] = round(info.load_ms, 1)  # paid by this call, outside the budget
+        stamp["summary"] = _summary_line(stamp, run, params, len(unscorable))
+        return RerankPage(order=tuple(order), scores={window[i].id: scores[i] for i in scorable}, stamp=stamp)
+
+    def _score_within_budget(
+        self, qn: str, texts: list[str], misses: list[int], scores: dict[int, float], run: _Run, t0: float
+    ) -> None:
+        """Score the pairs the cache did not hold into `scores`, dearest first, a sub-batch at a
+        time; refuse as soon as the measured rate projects past the budget."""
+        q_enc = self.model.question_ids(qn)
+        pairs = self.model.pairs(q_enc, texts)
+        run.capped = sum(p.capped for p in pairs)
+        # Longest first: the probe pair is the dearest, so the projection is the worst case.
+        todo = sorted(range(len(misses)), key=lambda j: (-len(pairs[j]), j))
+        pos = 0
+        while pos < len(todo):
+            size = FIRST_SUB_BATCH if pos == 0 else SUB_BATCH
+            chunk = todo[pos : pos + size]
+            for j, s in zip(chunk, self.model.score([pairs[j] for j in chunk])):
+                scores[misses[j]] = s
+            pos += len(chunk)
+            run.scored += len(chunk)
+            run.sub_batches += 1
+            elapsed = (time.perf_counter() - t0) * 1000.0
+            per_pair = elapsed / run.scored
+            remaining = len(todo) - pos
+            projected = per_pair * remaining
+            if elapsed + projected > run.budget_ms:
+                with _MEMO_LOCK:
+                    _SLOW_HOST[run.memo_key] = per_pair
+                raise RerankBudgetExceeded(
+                    k=run.k, pairs_scored=run.scored, per_pair_ms=per_pair, projected_ms=projected,
+                    elapsed_ms=elapsed, budget_ms=run.budget_ms, candidates=run.page,
+                )
+        with _MEMO_LOCK:
+            _SLOW_HOST[run.memo_key] = (time.perf_counter() - t0) * 1000.0 / run.scored
+
+    def _stamp(
+        self, info: Any, params: RerankParams, run: _Run, ms: float, unscorable: int, text_rule: str, dirs: list[str]
+    ) -> dict[str, Any]:
+        """What this call did, as the answer's `stages.rerank` carries it."""
+        return {
             "model": info.model_id if info else None,
             "precision": info.precision if info else self.model.precision,
             "weights_sha256": info.weights_sha256 if info else None,
-            "k": k,
+            "k": run.k,
             "ms": round(ms, 2),
             "budget_ms": params.budget_ms,
             "applied": params.applied,
-            "pairs_scored": scored,
-            "per_pair_ms": round(ms / scored, 3) if scored else 0.0,
+            "pairs_scored": run.scored,
+            "per_pair_ms": round(ms / run.scored, 3) if run.scored else 0.0,
             "projected_ms": 0.0,
-            "sub_batches": sub_batches,
-            "unscorable": len(unscorable),
+            "sub_batches": run.sub_batches,
+            "unscorable": unscorable,
             "text_rule": text_rule,
-            "summaries": summaries,
-            "capped": capped,
+            "summaries": run.summaries,
+            "capped": run.capped,
             "text_cap_tokens": RERANK_TEXT_CAP_TOKENS,
-            "cache_hits": hits,
-            "cache_misses": len(misses),
+            "cache_hits": run.hits,
+            "cache_misses": run.misses,
             "threads": info.threads if info else self.model.threads,
             "spin": self.model.spin,
-            "stamps": [str(stamp_path(d)) for d in dirs] if k else [],
+            "stamps": [str(stamp_path(d)) for d in dirs] if run.k else [],
         }
-        if info is not None and not was_loaded:
-            stamp["load_ms"] = round(info.load_ms, 1)  # paid by this call, outside the budget
-        # One line for text surfaces (engine/render.py prints a stage's "summary").
-        stamp["summary"] = "no rows to re-score" if not k else (
-            f"{stamp['model']} {stamp['precision']}: top {k} re-scored in {stamp['ms']:.0f} ms of {params.budget_ms:.0f} "
-            f"({scored} scored at {stamp['per_pair_ms']:.1f} ms/pair, {hits} cached"
-            + (f", {len(unscorable)} without text" if unscorable else "") + ")"
-        )
-        return RerankPage(order=tuple(order), scores={window[i].id: scores[i] for i in scorable}, stamp=stamp)
 
+
+@dataclass
+class _Run:
+    """One rerank call's counts, as its steps add to them."""
+
+    k: int
+    page: tuple[Any, ...]
+    budget_ms: float
+    memo_key: tuple[str, str, tuple[str, ...]] = ("", "", ())
+    summaries: int = 0
+    hits: int = 0
+    misses: int = 0
+    scored: int = 0
+    sub_batches: int = 0
+    capped: int = 0
+
+
+def _refuse_on_a_known_slow_host(run: _Run, store: tuple[str, ...]) -> None:
+    """Refuse before any pair when the rate last measured here already projects past the budget."""
+    with _MEMO_LOCK:
+        rate = _SLOW_HOST.get(run.memo_key)
+    if rate is not None and run.misses and run.misses * rate > run.budget_ms:
+        with _MEMO_LOCK:
+            first = run.memo_key not in _SLOW_NARRATED
+            _SLOW_NARRATED.add(run.memo_key)
+        if first:
+            log.warning("rerank: %s measured %.1f ms per pair here; refusing at once while that holds", ", ".join(store), rate)
+        raise RerankBudgetExceeded(
+            k=run.k, pairs_scored=0, per_pair_ms=rate, projected_ms=run.misses * rate, elapsed_ms=0.0,
+            budget_ms=run.budget_ms, candidates=run.page, memo=True,
+        )
+
+
+def _summary_line(stamp: dict[str, Any], run: _Run, params: RerankParams, unscorable: int) -> str:
+    """One line for text surfaces (engine/render.py prints a stage's "summary")."""
+    if not run.k:
+        return "no rows to re-score"
+    return (
+        f"{stamp['model']} {stamp['precision']}: top {run.k} re-scored in {stamp['ms']:.0f} ms of {params.budget_ms:.0f} "
+        f"({run.scored} scored at {stamp['per_pair_ms']:.1f} ms/pair, {run.hits} cached"
+        + (f", {unscorable} without text" if unscorable else "") + ")"
+    )
 
 _STAGES: dict[tuple[str, str, int | None], RerankStage] = {}
 _STAGES_LOCK = threading.Lock()

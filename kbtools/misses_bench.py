@@ -5,27 +5,25 @@ of the fleet's own key words (misspelt, split, mixed with words it does not hold
 a real log), then times review_misses (every entry re-asked and a proposal made) over a few
 runs and prints the median and p95 per run and per entry.
 
-    python3 scripts/bench_misses.py [--misses 10000] [--runs 5]
+    python3 -m kbtools.misses_bench [--misses 10000] [--runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from engine import Memory
+from engine.fleet import copy_notes
+from engine.misses import MissEntry, read_log, render_log
+from engine.missreview import review_misses
+from engine.normalize import words
 
-from engine import Memory  # noqa: E402
-from engine.misses import MissEntry, render_log  # noqa: E402
-from engine.missreview import review_misses  # noqa: E402
-from engine.normalize import words  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def generated_log(memory, count: int, seed: int = 13) -> list[MissEntry]:
@@ -49,8 +47,6 @@ def generated_log(memory, count: int, seed: int = 13) -> list[MissEntry]:
 
 
 def mem_log(fleet: Path) -> list[MissEntry]:
-    from engine.misses import read_log
-
     return read_log(fleet / "kb-misses.txt")
 
 
@@ -68,7 +64,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         fleet = Path(tmp) / "demo"
-        shutil.copytree(REPO / "examples" / "demo", fleet, ignore=shutil.ignore_patterns(".kb", "kb-misses.txt*"))
+        copy_notes(REPO / "examples" / "demo", fleet)
         mem = Memory(fleet)
         (fleet / "kb-misses.txt").write_text(render_log(generated_log(mem, args.misses)), encoding="utf-8")
         questions = [e.question for e in mem_log(fleet)]

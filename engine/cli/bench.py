@@ -1,4 +1,4 @@
-"""`kb bench`, mounted by engine/cli. The measuring itself lives in kbtools/bench.py and is
+"""`kb bench`, a row of engine/cli's verb table. The measuring itself lives in kbtools/bench.py and is
 imported only when the verb runs, so `kb route` never pays for it.
 
     kb bench PATH... [--questions FILE] [--repeat N] [--json] [--plot FILE.png|svg]
@@ -13,12 +13,12 @@ import json
 import sys
 from typing import Any
 
-from .errors import KbError
+from ..errors import KbError
 
 DEFAULT_SWEEP_DIR = "/tmp/kb-bench"
 
 
-def register(subparsers: Any) -> None:
+def add_bench(subparsers: Any) -> None:
     b = subparsers.add_parser(
         "bench",
         help="measure each leg's latency, the index build, memory, and the distance to a bare FTS5 query",

@@ -1,0 +1,454 @@
+"""The opening cache: what a fresh process needs from a base's index, kept beside it.
+
+A one-shot (`kb route`, `kb boot` on every prompt) used to rebuild the keyword catalogue from
+every note's record at open: about 0.7 s at 60,000 chunks, and over 2,000 small bases a
+connection (opened, probed, closed) per base, twice. Everything that work produces depends
+on the index alone, so it is kept at `<base>/.kb/opening.cache`, and a fresh process reads
+only what its question needs:
+
+- the stale check's data (each note's stat as indexed, the skipped notes, when the index
+  was last brought up to date), so deciding "nothing changed" opens no connection;
+- each note's record and each entry's catalogue row, one small marshal blob apiece,
+  decoded when a row is shown rather than all at open;
+- the catalogue's inverted index word by word (postings and phrases), decoded for the
+  question's words only (`FleetCatalogue`);
+- for a small base, the index's vocabulary, so a question none of whose words the base
+  holds does not open its index at all (`may_match`).
+
+Never stale. The cache is keyed on the index file itself: SCHEMA_VERSION, and the device,
+inode, size and mtime of index.db and of its write-ahead log; and on the code that derives
+catalogue rows from records (a digest of its source: another kb never reads them). Every
+write to the index changes one of them (a commit appends to the log; a checkpoint rewrites
+index.db; a rebuild is a new inode). As for notes (indexupdate.RACY_NS), a stat can only vouch for content older
+than the clock's granularity: a cache is written only when both files are at least RACY_NS
+old, so a write landing in the same clock tick as the read cannot hide behind an equal
+stat. Every load compares the key again; a mismatch rebuilds from the index (one snapshot).
+
+Safe to read. The file is marshal of plain tuples, dicts, strings and bytes: marshal
+builds values, it runs nothing (pickle would call whatever the file names, and a fleet is
+a folder others can write in). A file that is truncated, damaged, of another format or
+version, or not a regular file is treated as absent and rebuilt; it is opened O_NOFOLLOW and
+written atomically (engine/atomic.py) with no link followed on the way (engine/nofollow.py).
+A cache that cannot be written (a read-only fleet, a planted link) is simply not kept: the
+answer is the same, only slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import re
+import stat
+import sys
+import time
+import weakref
+import zlib
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from . import catalogue as catalogue_module
+from . import normalize as normalize_module
+from . import stopwords as stopwords_module
+from .atomic import write_atomic
+from .catalogue import Catalogue, Entry, make_entry
+from .errors import KbError
+from .nofollow import refuse_links
+from .stemming import stem_question
+from .fts5search import chunk_total, one_snapshot
+from .indexschema import SCHEMA_VERSION
+from .indexupdate import RACY_NS, notes_changed
+from .notestore import FileRecord, records as read_records
+from .textindex import TextIndex
+
+CACHE_NAME = "opening.cache"
+MAGIC = b"kb-opening-cache\n"
+FORMAT = 2
+# A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
+# at most): over 2,000 small bases most hold none of a question's words, and skipping them
+# is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
+VOCABULARY_MAX_CHUNKS = 2_000
+# A word the tokenizer keeps as exactly one token of itself (unicode61: letters and digits).
+_PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
+
+
+@dataclass(frozen=True)
+class Opening:
+    """One base's index as a fresh process needs it (from the cache or read anew)."""
+
+    key: tuple | None  # the index file's state it was read at; None: not to be kept
+    known: dict[str, str]  # path -> "mtime_ns:size" as indexed (the stale check)
+    skipped_stats: dict[str, str]  # path -> "mtime_ns:size" of notes skipped for their bytes
+    said: tuple[str, ...]  # the skipped lines the last update stored
+    indexed_at_ns: int | None
+    records: dict[str, bytes]  # path -> marshal of the record's fields, in path order
+    entries: tuple[tuple[str, bytes], ...]  # (path, marshal of the entry's fields), in path order
+    words: dict[str, bytes]  # word -> marshal of (postings, phrases) over this base's entries
+    unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
+    chunks: int
+    vocabulary: str | None  # a small base's tokens, one a line: "\ntoken\n" is searched
+    where: str = ""  # the cache file, named when a blob in it cannot be decoded
+
+    @property
+    def racy_from(self) -> int | None:
+        return self.indexed_at_ns - RACY_NS if self.indexed_at_ns is not None else None
+
+
+def cache_path(index: TextIndex) -> str:
+    return os.path.join(os.fspath(index.path.parent), CACHE_NAME)
+
+
+# The last opening each index gave this process: the stale check and the snapshot read the
+# cache once between them, and a long-lived process re-reads it only when the index moved.
+_last: "weakref.WeakKeyDictionary[TextIndex, Opening]" = weakref.WeakKeyDictionary()
+
+
+def cached(index: TextIndex) -> Opening | None:
+    """The base's opening from its cache, when the cache describes the index as it is now."""
+    if index.memory_why is not None:
+        return None
+    key = _key(index)
+    if key is None:
+        return None
+    op = _last.get(index)
+    if op is None or op.key != key:
+        op = _load(index, key)
+        if op is not None:
+            _last[index] = op
+    return op
+
+
+def opening(index: TextIndex) -> Opening:
+    """The base's opening: from its cache when current, else read from the index (one
+    snapshot) and kept for the next process when the index is old enough to vouch for."""
+    found = cached(index)
+    if found is not None:
+        return found
+    key = _key(index) if index.memory_why is None else None
+    fresh = index._guard(_read, key)
+    if fresh.key is not None and fresh.key == _key(index):  # and unchanged while it was read
+        _store(index, fresh)
+        _last[index] = fresh
+    return fresh
+
+
+def index_stale(index: TextIndex) -> bool:
+    """TextIndex.stale, from the cache when it is current: then no connection is opened."""
+    op = cached(index)
+    if op is None:
+        return index.stale()
+    return notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
+
+
+def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
+    """TextIndex.skipped from an opening."""
+    out = list(op.said)
+    if index.memory_why is not None:
+        out.insert(0, index._memory_line())
+    return out
+
+
+def may_match(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> bool:
+    """False only when the base provably holds none of what its search would ask for, so its
+    index need not be opened: the vocabulary was read from this very index file (the key
+    still matches), and every stem the search sends (engine/stemming.py, as TextIndex.search
+    stems) is one plain token of itself and absent from it. FTS5 matches a token only where
+    it is, so such a base answers nothing. Anything else (a large base, a token the
+    tokenizer might cut or fold) is searched."""
+    vocabulary = op.vocabulary
+    if vocabulary is None or op.key is None or op.key != _key(index):
+        return True
+    return any(_PLAIN_TOKEN.match(s) is None or f"\n{s}\n" in vocabulary for s in _asked(question, tuple(terms)))
+
+
+@lru_cache(maxsize=64)
+def _asked(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
+    """The stems TextIndex.search sends for these terms, once per question, not per base."""
+    return tuple(stem_question(question, list(terms)))
+
+
+# -- the key ----------------------------------------------------------------------------
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _key(index: TextIndex) -> tuple | None:
+    """The index file's state, or None when it is too young for a stat to vouch for it."""
+    db = _stat_key(os.fspath(index.path))
+    if db is None:
+        return None
+    wal = _stat_key(os.fspath(index.path) + "-wal")
+    if wal is not None and wal[2] == 0:
+        wal = None  # an empty log holds nothing: present or not, the index is the same
+    if max(db[3], wal[3] if wal else 0) >= time.time_ns() - RACY_NS:
+        return None
+    return (FORMAT, SCHEMA_VERSION, _code_stamp(), db, wal)
+
+
+def _source_digest() -> str:
+    """The code that turns a record into catalogue rows, as a digest of its source: a kb
+    whose normalising or scoring changed (with the index's schema unchanged) must not read
+    rows another version derived. Taken when this module is imported, so a process that
+    outlives an upgrade still stamps what it runs, not what is on disk now."""
+    digest = hashlib.blake2b(digest_size=8)
+    for module in (catalogue_module, normalize_module, stopwords_module, sys.modules[__name__]):
+        try:
+            with open(module.__file__, "rb") as f:
+                digest.update(f.read())
+        except (OSError, TypeError):  # no source to read (a frozen build): never reuse a cache
+            digest.update(os.urandom(8))
+    return digest.hexdigest()
+
+
+def _code_stamp() -> str:
+    return _CODE_STAMP
+
+
+# -- reading the index ----------------------------------------------------------------
+
+
+def _read(con, key) -> Opening:
+    with one_snapshot(con):
+        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('skipped_stats', 'skipped', 'indexed_at_ns')"))
+        known = dict(con.execute("SELECT path, mtime_ns || ':' || size FROM files"))
+        records = read_records(con)
+        vocabulary = None
+        if chunk_total(con) <= VOCABULARY_MAX_CHUNKS:
+            # One string, not a set: 2,000 bases' sets were a million objects to load.
+            vocabulary = "\n" + "".join(r[0] + "\n" for r in con.execute("SELECT term FROM chunks_vocab"))
+    fields = tuple(FileRecord.__dataclass_fields__)
+    entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
+    local = Catalogue(entries)  # this base's inverted index: entry indices are local
+    words = {}
+    for w in local._postings.keys() | local._phrases.keys():
+        words[w] = marshal.dumps((local._postings.get(w, []), local._phrases.get(w, [])))
+    return Opening(
+        key=key,
+        known=known,
+        skipped_stats=json.loads(meta.get("skipped_stats") or "{}"),
+        said=tuple(json.loads(meta.get("skipped") or "[]")),
+        indexed_at_ns=int(meta["indexed_at_ns"]) if meta.get("indexed_at_ns") else None,
+        records={r.path: marshal.dumps(tuple(getattr(r, f) for f in fields)) for r in records},
+        entries=tuple((e.path, marshal.dumps(_entry_row(e))) for e in local.entries),
+        words=words,
+        unreachable=tuple(r.path for r in records if not r.is_entry),
+        chunks=sum(r.chunks for r in records),
+        vocabulary=vocabulary,
+    )
+
+
+def _entry_row(e: Entry) -> tuple:
+    return (e.title, e.purpose, e.species, e.keys, tuple(sorted(e.one_word_keys)), e.phrases,
+            tuple(sorted(e.title_words)), tuple(sorted(e.stem_words)), tuple(sorted(e.purpose_words)))
+
+
+# -- the file ------------------------------------------------------------------------------
+
+
+def _load(index: TextIndex, key: tuple) -> Opening | None:
+    """The cache when it is a sound cache of this key; None for anything else (absent, a
+    link, not a regular file, truncated, damaged, another format, another index state)."""
+    path = cache_path(index)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        # Everything in a cache comes from its index, so it is never larger than the index
+        # (about a tenth of it measured): a larger file is not ours, and is not read.
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _index_bytes(key) + (1 << 20):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(MAGIC) + 4
+    if len(raw) < head or not raw.startswith(MAGIC):
+        return None
+    body = memoryview(raw)[head:]
+    if zlib.crc32(body) != int.from_bytes(raw[len(MAGIC):head], "big"):
+        return None  # truncated or damaged
+    try:
+        payload = marshal.loads(body)
+        if type(payload) is not tuple or len(payload) != 12 or payload[0] != FORMAT or payload[1] != key:
+            return None
+        (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
+         vocabulary) = payload
+        if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
+                and type(records) is dict and type(entries) is tuple and type(words) is dict
+                and type(unreachable) is tuple and type(chunks) is int
+                and (indexed_at_ns is None or type(indexed_at_ns) is int)
+                and (vocabulary is None or type(vocabulary) is str)):
+            return None
+    except (ValueError, EOFError, TypeError):
+        return None
+    return Opening(key, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable,
+                   chunks, vocabulary, where=path)
+
+
+def _index_bytes(key: tuple) -> int:
+    db, wal = key[-2], key[-1]
+    return db[2] + (wal[2] if wal else 0)
+
+
+def _store(index: TextIndex, op: Opening) -> None:
+    """Keep the opening for the next process; a cache that cannot be written is not kept."""
+    body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, op.records,
+                          op.entries, op.words, op.unreachable, op.chunks, op.vocabulary))
+    path = cache_path(index)
+    try:
+        refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
+        write_atomic(path, MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    except OSError:
+        pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
+
+
+def _decoded(op: Opening, blob: bytes):
+    try:
+        return marshal.loads(blob)
+    except (ValueError, EOFError, TypeError) as e:
+        # Past the checksum, only a file made to look like a cache gets here.
+        raise KbError(f"{op.where or 'opening cache'}: not a cache kb wrote ({e}); delete it") from e
+
+
+# -- what Memory reads -------------------------------------------------------------------
+
+
+class Records(Mapping):
+    """A base's records by path, each decoded when first read (a one-shot reads a handful)."""
+
+    def __init__(self, op: Opening):
+        self._op = op
+        self._done: dict[str, FileRecord] = {}
+
+    def __getitem__(self, path: str) -> FileRecord:
+        rec = self._done.get(path)
+        if rec is None:
+            rec = self._done[path] = FileRecord(*_decoded(self._op, self._op.records[path]))
+        return rec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._op.records)
+
+    def __len__(self) -> int:
+        return len(self._op.records)
+
+
+class _Entries(Sequence):
+    """Every base's entries in id order, each decoded when first read."""
+
+    def __init__(self, parts: list[tuple[str, Opening]]):
+        self._parts = parts
+        self._starts = []
+        n = 0
+        for _, op in parts:
+            self._starts.append(n)
+            n += len(op.entries)
+        self._n = n
+        self._done: dict[int, Entry] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        e = self._done.get(i)
+        if e is None:
+            if not 0 <= i < self._n:
+                raise IndexError(i)
+            b = bisect_right(self._starts, i) - 1
+            base, op = self._parts[b]
+            path, blob = op.entries[i - self._starts[b]]
+            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, blob)
+            e = self._done[i] = Entry(
+                base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
+                one_word_keys=frozenset(one), phrases=phrases, title_words=frozenset(title_w),
+                stem_words=frozenset(stem_w), purpose_words=frozenset(purpose_w),
+            )
+        return e
+
+
+class _Words:
+    """The fleet's inverted index, merged from each base's word by word when a question
+    first asks for the word: postings, phrases and df (the entries whose vocabulary holds it,
+    which is the length of its postings)."""
+
+    def __init__(self, parts: list[tuple[str, Opening]], starts: list[int]):
+        self._parts = [(op, start) for (_, op), start in zip(parts, starts)]
+        self._done: dict[str, tuple[list, list]] = {}
+
+    def word(self, w: str) -> tuple[list, list]:
+        got = self._done.get(w)
+        if got is None:
+            postings: list = []
+            phrases: list = []
+            for op, start in self._parts:
+                blob = op.words.get(w)
+                if blob is None:
+                    continue
+                p, ph = _decoded(op, blob)
+                postings += [(start + i, k, o, m) for i, k, o, m in p]
+                phrases += [(start + i, written, t, padded) for i, written, t, padded in ph]
+            got = self._done[w] = (postings, phrases)
+        return got
+
+
+class _Postings:
+    def __init__(self, words: _Words, which: int):
+        self._words, self._which = words, which
+
+    def get(self, w: str, default=None):
+        found = self._words.word(w)[self._which]
+        return found if found else default
+
+
+class _Df:
+    def __init__(self, words: _Words):
+        self._words = words
+
+    def get(self, w: str, default=None):
+        n = len(self._words.word(w)[0])
+        return n if n else default
+
+
+class FleetCatalogue(Catalogue):
+    """The keyword catalogue over cached bases: the same entries in the same order, the same
+    postings, the same scores to the bit as Catalogue(all entries), built in microseconds
+    per base and decoded only for the words and entries a question touches."""
+
+    def __init__(self, openings: Mapping[str, Opening]):
+        # Entries order by id, "base/path": bases in the order of "name/" (a base whose name
+        # extends another's sorts by its next character against "/"), then paths in order.
+        parts = sorted(openings.items(), key=lambda kv: kv[0] + "/")
+        self.entries = _Entries(parts)  # type: ignore[assignment]
+        self.n = len(self.entries)
+        words = _Words(parts, self.entries._starts)
+        self.df = _Df(words)  # type: ignore[assignment]
+        self._idf = {}
+        self._postings = _Postings(words, 0)  # type: ignore[assignment]
+        self._phrases = _Postings(words, 1)  # type: ignore[assignment]
+        self._weights = {}
+        self._keys_written = None
+
+    def column(self, name: str, order: list[int]) -> list[str]:
+        # Only the ranked entries are decoded (Catalogue holds the whole columns).
+        attr = {"ids": "id", "bases": "base", "species": "species"}[name]
+        return [getattr(self.entries[i], attr) for i in order]
+
+
+_CODE_STAMP = _source_digest()  # four small files read once, at import

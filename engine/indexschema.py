@@ -1,0 +1,74 @@
+"""The text index's file layout: one SQLite file per base at <base>/.kb/index.db.
+
+Two tables hold everything: `files`, one row per note with its parsed label (the note store,
+engine/notestore.py), and `chunks`, FTS5 over each note's chunks as written and as stems (the
+text search, engine/fts5search.py); `meta` keeps what the last update learnt. The file holds
+nothing that cannot be recomputed from the markdown: delete it and the next index rebuilds it.
+
+Chunk rowids carry their file: rowid = file_id << FILE_SHIFT | chunk_number, so the best
+chunk per file is a GROUP BY over an integer the FTS5 index already holds, with no join.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+SCHEMA_VERSION = 4  # 4: the indexed columns hold Snowball stems (engine/stemming.py)
+FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    id INTEGER PRIMARY KEY,
+    path TEXT UNIQUE NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    is_entry INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    species TEXT NOT NULL,
+    label_line INTEGER,
+    label_under_title INTEGER NOT NULL,
+    title_line INTEGER,
+    links TEXT NOT NULL,
+    date TEXT,
+    chunks INTEGER NOT NULL,
+    problems TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
+    heading_path UNINDEXED, body UNINDEXED, line UNINDEXED, heading_stems, body_stems,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks, 'row');
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+
+def meta_get(con: sqlite3.Connection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def create_schema(con: sqlite3.Connection) -> None:
+    """Make the tables in an empty file (or a connection to memory), stamped with the version."""
+    try:
+        con.execute("PRAGMA journal_mode = WAL")
+    except sqlite3.OperationalError:
+        pass  # a read-only or odd filesystem: the default journal still works
+    # One transaction, version stamp included: a second process opening the file meanwhile
+    # sees an empty file or a whole index, never tables without a version (which it would
+    # take for damage, and delete from under the first).
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    con.execute(statement)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:  # a failed COMMIT (a full disk) has rolled back already
+            con.execute("ROLLBACK")
+        raise

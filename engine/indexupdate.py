@@ -1,0 +1,177 @@
+"""The incremental update: bring a base's index up to date with its markdown, in one transaction.
+
+A note is re-read only when its stat changed (or is too young for the stat to vouch for it),
+re-indexed only when its bytes changed; a note gone is deleted, a folder that could not be
+listed keeps its notes. What could not be read is reported and remembered, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import bignote, notefiles
+from .fts5search import chunk_total, refresh_common_terms
+from .indexschema import meta_get
+from .notefiles import (
+    LISTING_FAILED, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
+)
+from .notes import is_map_file, parse_note
+from .notestore import delete_note, insert_note
+
+
+# A stat vouches for a note only if the note is older than this before the last update began:
+# on a coarse clock (FAT keeps 2 s, many kernels a few ms) an edit that keeps the size can keep
+# the mtime too, and would otherwise never be read. Younger notes are hashed again (cheap).
+RACY_NS = 2_000_000_000
+
+
+@dataclass
+class IndexReport:
+    base: str
+    files: int = 0
+    entries: int = 0
+    chunks: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    added: int = 0
+    removed: int = 0
+    unreachable: list[str] = field(default_factory=list)  # notes with no Search for: line
+    skipped: list[str] = field(default_factory=list)  # "path: why", files that could not be read
+    warnings: list[str] = field(default_factory=list)  # "path:line: what", indexed anyway
+    rebuilt: bool = False  # the file was damaged and replaced
+    seconds: float = 0.0
+
+    @property
+    def touched(self) -> int:
+        return self.changed + self.added + self.removed
+
+
+def racy_from(con: sqlite3.Connection) -> int | None:
+    """Notes with an mtime at or after this may have changed without their stat showing it."""
+    last = meta_get(con, "indexed_at_ns")
+    return int(last) - RACY_NS if last else None
+
+
+def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
+    """The index made to match the markdown under `root`, in one write transaction; `report`
+    says what changed and what could not be read. `force` re-reads every note."""
+    started_ns = time.time_ns()
+    # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
+    # emptied: its notes stay indexed as they were, and the answer says the listing failed.
+    on_disk, list_problems = list_notes(root)
+    gaps = listing_gaps(list_problems)
+    report.skipped.extend(list_problems)
+    skipped_stats: dict[str, str] = {}
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        # Read under the write lock: another process may have indexed while this one waited.
+        known = {
+            r[0]: (r[1], r[2], r[3], r[4], bool(r[5]), r[6])
+            for r in con.execute("SELECT path, id, mtime_ns, size, hash, is_entry, chunks FROM files")
+        }
+        young_from = racy_from(con)
+        for rel in sorted(known):
+            if (rel not in on_disk and not in_gap(rel, gaps)) or is_map_file(rel):
+                delete_note(con, known[rel][0])
+                report.removed += 1
+        for rel, st in sorted(on_disk.items()):
+            if not is_map_file(rel):
+                _bring_note(con, root, rel, st, known.get(rel), force, young_from, report, skipped_stats)
+        con.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
+        )
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
+        # Remembered so a later answer still says which notes it could not read.
+        con.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped', ?)",
+            (json.dumps(report.skipped, ensure_ascii=False),),
+        )
+        con.execute("COMMIT")
+    except BaseException:
+        # A COMMIT that fails on a full disk has already rolled back, and a second ROLLBACK
+        # would raise over the error that says what happened.
+        if con.in_transaction:
+            con.execute("ROLLBACK")
+        raise
+    refresh_common_terms(con)
+    report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
+    report.chunks = chunk_total(con)
+    report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
+    for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
+        report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
+
+def _bring_note(
+    con: sqlite3.Connection, root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool, young_from: int | None,
+    report: IndexReport, skipped_stats: dict[str, str],
+) -> None:
+    """One note on disk into the open transaction: left alone when its stat (or, touched, its
+    hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
+    sig = (st.st_mtime_ns, st.st_size)
+    if old and not force and (old[1], old[2]) == sig and (young_from is None or sig[0] < young_from):
+        report.unchanged += 1
+        return
+    # A large note is read in two bounded passes (engine/bignote.py), never whole.
+    big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
+    text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
+    if problem:
+        report.skipped.append(problem)
+        # What the bytes say (binary, not UTF-8, too large) holds for every reader and
+        # is remembered until the stat changes; a failed read (permission denied) says
+        # only who tried, so it is re-tried on the next update, not stored for everyone.
+        if not is_read_failure(problem):
+            skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
+        if old:
+            delete_note(con, old[0])
+            report.removed += 1
+        return
+    h = big.hash if big else content_hash(raw)
+    if old and not force and old[3] == h:
+        # Touched, not changed: remember the new stat so the next check is free.
+        con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
+        report.unchanged += 1
+        return
+    note = big.note if big else parse_note(rel, text)
+    if old:
+        delete_note(con, old[0])
+        report.changed += 1
+    else:
+        report.added += 1
+    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None)
+
+
+def is_stale(root: Path, read) -> bool:
+    """Cheap check: has any note been added, removed, or touched since the last index?
+    `read(fn)` runs `fn(connection)` against the index (TextIndex's guarded read)."""
+    said = json.loads(read(lambda c: meta_get(c, "skipped")) or "[]")
+    known = read(lambda c: dict(c.execute("SELECT path, mtime_ns || ':' || size FROM files")))
+    skips = json.loads(read(lambda c: meta_get(c, "skipped_stats")) or "{}")
+    return notes_changed(root, known, skips, said, read(racy_from))
+
+
+def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said: list[str],
+                  young_from: int | None) -> bool:
+    """Whether the notes below `root` differ from what an index recorded: `known` and `skips`
+    map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
+    skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
+    index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
+    on_disk, problems = list_notes(root)
+    gaps = listing_gaps(problems)
+    # A listing that fails, or fails no more, is news the stored answer must tell.
+    if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:
+        return True
+    for rel, st in on_disk.items():
+        sig = f"{st.st_mtime_ns}:{st.st_size}"
+        if is_map_file(rel):
+            continue
+        if known.get(rel) != sig and skips.get(rel) != sig:
+            return True
+        if young_from is not None and st.st_mtime_ns >= young_from:
+            return True  # same stat, but too young for the stat to prove the same content
+    # A note that was skipped and is gone must leave the skipped list too.
+    return any(rel not in on_disk and not in_gap(rel, gaps) for rel in (*known, *skips))

@@ -1,0 +1,141 @@
+"""A base's markdown files on disk: which there are, and reading one. Only ever read.
+
+What the index update, `kb check` and `kb label` agree a note is: a `.md` file below the base,
+hidden folders skipped, links not followed into folders, a name that is valid UTF-8, a regular
+file. A note that cannot be read is a problem line ("path: why"), never an exception.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from .clean import is_valid_text, shown
+
+
+MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
+
+
+def content_hash(data: bytes) -> str:
+    # Not cryptographic on purpose: the question is "did it change", the adversary an editor.
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
+    """Every markdown file below a base (hidden folders skipped, links not followed)."""
+    found: dict[str, os.stat_result] = {}
+    problems: list[str] = []
+
+    # What os.walk(followlinks=False) did, in its order (a folder's files, then its folders
+    # by name), on os.scandir directly: every one-shot lists every base (the stale check),
+    # and the walk's own path joins and per-folder islink cost a third of it over 2,000 bases.
+    def walk(dirpath: str, under: str) -> None:
+        try:
+            with os.scandir(dirpath) as listing:
+                entries = list(listing)
+        except OSError as err:
+            problems.append(f"{shown(_rel(root, err.filename))}: cannot list ({err.strerror})")
+            return
+        folders = []
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()  # follows a link, as os.walk did, to leave it out below
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not name.startswith("."):
+                    folders.append(entry)
+                continue
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            rel = under + name
+            if not is_valid_text(rel):
+                # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
+                problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
+                continue
+            try:
+                st = os.stat(entry.path)  # follows a file symlink; a dangling one is reported
+            except OSError as e:
+                problems.append(f"{rel}: cannot read ({e.strerror})")
+                continue
+            if not _is_regular(st):
+                continue
+            found[rel] = st
+        for entry in sorted(folders, key=lambda e: e.name):
+            try:
+                if entry.is_symlink():
+                    continue  # a linked folder is not walked into
+            except OSError:
+                pass
+            walk(entry.path, under + entry.name + "/")
+
+    walk(os.fspath(root), "")
+    return found, problems
+
+
+LISTING_FAILED = ": cannot list ("
+
+
+def listing_gaps(problems: list[str]) -> list[str]:
+    """The folders list_notes could not list, from its problem lines: "" for the base itself,
+    else "sub/dir/". What was in them is unknown, so an index keeps its notes below them."""
+    gaps = []
+    for p in problems:
+        rel, sep, _ = p.rpartition(LISTING_FAILED)
+        if sep:
+            gaps.append("" if rel == "." or os.path.isabs(rel) else rel.rstrip("/") + "/")
+    return gaps
+
+
+def in_gap(rel: str, gaps: list[str]) -> bool:
+    return any(rel.startswith(g) for g in gaps)  # "" (the base unlisted) holds every note
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode)
+
+
+def _rel(root: Path, p: str | None) -> str:
+    if not p:
+        return str(root)
+    try:
+        return os.path.relpath(p, root).replace(os.sep, "/")
+    except ValueError:
+        return p
+
+
+def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[str | None, bytes | None, str | None]:
+    """(text, raw bytes, problem). A note that cannot be read is reported, never fatal."""
+    full = root / rel
+    try:
+        if st is not None and st.st_size > MAX_NOTE_BYTES:
+            return None, None, f"{rel}: too large to index ({st.st_size:,} bytes; limit {MAX_NOTE_BYTES:,})"
+        raw = full.read_bytes()
+    except FileNotFoundError:
+        return None, None, f"{rel}: vanished before it could be read"
+    except PermissionError:
+        return None, None, f"{rel}: cannot read (permission denied)"
+    except IsADirectoryError:
+        return None, None, f"{rel}: is a directory"
+    except OSError as e:
+        return None, None, f"{rel}: cannot read ({e.strerror})"
+    if not raw.strip():
+        return None, raw, f"{rel}: empty file"
+    if b"\x00" in raw[:8192]:
+        return None, raw, f"{rel}: binary, not markdown (NUL byte)"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, raw, f"{rel}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
+    return text.lstrip("\ufeff"), raw, None
+
+
+# How read_note and bignote.scan word a read that failed (as opposed to bytes that are wrong).
+_READ_FAILURES = (": cannot read (", ": vanished before it could be read", ": is a directory")
+
+
+def is_read_failure(problem: str) -> bool:
+    return any(w in problem for w in _READ_FAILURES)

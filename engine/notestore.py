@@ -1,0 +1,129 @@
+"""The note store: each note's parsed label and its chunks, as rows of the index file.
+
+`files` holds what routing needs without reading a note again (title, keys, purpose, links,
+the problems found): the catalogue is built from `records`. `chunks` holds each chunk as
+written (what a passage shows) beside its Snowball stems (what FTS5 indexes). A note's rows are
+written and deleted together; its chunks are the rowid span of its file id (engine/indexschema.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .chunking import Chunk, chunk_sections
+from .excerpt import plain
+from .indexschema import FILE_SHIFT
+from .notes import Note
+from .stemming import note_language, stem_text
+
+if TYPE_CHECKING:
+    from .indexupdate import IndexReport
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One note as the index remembers it: enough to route without reading it again."""
+
+    id: int
+    path: str
+    hash: str
+    is_entry: bool
+    title: str
+    purpose: str
+    keys: tuple[str, ...]
+    species: str
+    label_line: int | None
+    label_under_title: bool
+    title_line: int | None
+    links: tuple[str, ...]
+    date: str | None
+    chunks: int
+    mtime_ns: int
+    problems: tuple[str, ...]
+
+
+def records(con: sqlite3.Connection) -> list[FileRecord]:
+    rows = con.execute(
+        "SELECT id, path, hash, is_entry, title, purpose, keys, species, label_line,"
+        " label_under_title, title_line, links, date, chunks, mtime_ns, problems FROM files ORDER BY path"
+    ).fetchall()
+    return [
+        FileRecord(
+            id=r[0], path=r[1], hash=r[2], is_entry=bool(r[3]), title=r[4], purpose=r[5],
+            keys=_tuple_of(r[6]), species=r[7], label_line=r[8], label_under_title=bool(r[9]),
+            title_line=r[10], links=_tuple_of(r[11]), date=r[12], chunks=r[13], mtime_ns=r[14],
+            problems=_tuple_of(r[15]),
+        )
+        for r in rows
+    ]
+
+
+def _tuple_of(raw: str) -> tuple[str, ...]:
+    # Most notes have no links and no problems: '[]' needs no parser (15,000 loads at 5,000 files).
+    return () if raw == "[]" else tuple(json.loads(raw))
+
+
+def chunks_of(con: sqlite3.Connection, path: str) -> list[tuple[str, str, int]]:
+    row = con.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if not row:
+        return []
+    lo = row[0] << FILE_SHIFT
+    return con.execute(
+        "SELECT heading_path, body, line FROM chunks WHERE rowid >= ? AND rowid < ? ORDER BY rowid",
+        (lo, lo + (1 << FILE_SHIFT)),
+    ).fetchall()
+
+
+def delete_note(con: sqlite3.Connection, file_id: int) -> None:
+    lo = file_id << FILE_SHIFT
+    con.execute("DELETE FROM chunks WHERE rowid >= ? AND rowid < ?", (lo, lo + (1 << FILE_SHIFT)))
+    con.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+
+def insert_note(
+    con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], report: IndexReport,
+    streamed: Iterator[Chunk] | None = None,
+) -> None:
+    if streamed is None:
+        chunks: list[Chunk] | Iterator[Chunk] = chunk_sections(note.sections)
+        if len(chunks) >= (1 << FILE_SHIFT):
+            chunks = chunks[: (1 << FILE_SHIFT) - 1]
+            report.warnings.append(f"{note.relpath}: more chunks than one file may hold; the rest is not indexed")
+    else:
+        chunks = itertools.islice(streamed, (1 << FILE_SHIFT) - 1)  # counted as they go in
+    cur = con.execute(
+        "INSERT INTO files(path, mtime_ns, size, hash, is_entry, title, purpose, keys, species, label_line,"
+        " label_under_title, title_line, links, date, chunks, problems) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            note.relpath, sig[0], sig[1], h, int(note.is_entry), note.title, note.purpose,
+            json.dumps(list(note.keys), ensure_ascii=False), note.species, note.label_line,
+            int(note.label_under_title), note.title_line, json.dumps(list(note.links), ensure_ascii=False),
+            note.date, 0 if streamed is not None else len(chunks), json.dumps(list(note.problems)),
+        ),
+    )
+    fid = cur.lastrowid
+    base_rowid = fid << FILE_SHIFT
+    # The note's language decides its stems (engine/stemming.py); a streamed note is judged chunk by chunk.
+    language = note_language(c.text for c in chunks) if isinstance(chunks, list) else None
+
+    def row(i: int, c: Chunk) -> tuple:
+        # Indexed as read: a link's target is an address, not prose, and would make every
+        # note that links to deploy-checklist.md look like it talks about deploys.
+        body = plain(c.text)
+        lang = language or note_language([body])
+        return (base_rowid + i, c.heading_path, body, c.line, stem_text(c.heading_path, lang), stem_text(body, lang))
+
+    con.executemany(
+        "INSERT INTO chunks(rowid, heading_path, body, line, heading_stems, body_stems) VALUES (?,?,?,?,?,?)",
+        (row(i, c) for i, c in enumerate(chunks)),
+    )
+    if streamed is not None:
+        n = con.execute(
+            "SELECT count(*) FROM chunks WHERE rowid >= ? AND rowid < ?", (base_rowid, base_rowid + (1 << FILE_SHIFT))
+        ).fetchone()[0]
+        con.execute("UPDATE files SET chunks = ? WHERE id = ?", (n, fid))

@@ -1,0 +1,324 @@
+"""The opening cache (engine/catalogue_cache.py): a fresh `kb route` reads what opening the
+index used to rebuild, and gives the same bytes; a cache that no longer describes the index,
+or that is not a cache kb wrote, is never served; no link is followed where it is written.
+
+Real parts: the real index on disk, real `kb` processes. Nothing here is timed."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import zlib
+from pathlib import Path
+
+import pytest
+
+from engine import catalogue_cache
+from engine.catalogue import Catalogue, make_entry
+from engine.memory import Memory
+from engine.normalize import terms as normalise
+from kbtools.haystack import generate
+from tests.conftest import run_kb
+
+
+def _age(fleet: Path) -> None:
+    """Date the index files a minute back: the cache is kept only for an index old enough
+    for its stat to vouch for it (a test cannot wait for the clock)."""
+    then = os.stat(fleet).st_mtime - 60
+    for f in fleet.glob("*/.kb/index.db*"):
+        os.utime(f, (then, then))
+
+
+def _caches(fleet: Path) -> list[Path]:
+    return sorted(fleet.glob("*/.kb/" + catalogue_cache.CACHE_NAME))
+
+
+def _route(fleet: Path, question: str) -> str:
+    """`kb route --json`, as text, less the timings (the one field that differs run to run)."""
+    r = run_kb("route", "--json", question, str(fleet))
+    assert r.returncode in (0, 1), r.stderr
+    answer = json.loads(r.stdout)
+    answer.pop("timings", None)
+    return json.dumps(answer, sort_keys=True, ensure_ascii=False)
+
+
+def _index(fleet: Path) -> None:
+    then = os.stat(fleet).st_mtime - 120  # notes older than the index can doubt (RACY_NS)
+    for note in fleet.rglob("*.md"):
+        os.utime(note, (then, then))
+    r = run_kb("index", str(fleet))
+    assert r.returncode == 0, r.stderr
+    _age(fleet)
+
+
+def _gold_questions(demo: Path) -> list[str]:
+    lines = (demo / "gold.tsv").read_text(encoding="utf-8").splitlines()
+    return [ln.split("\t")[0] for ln in lines if ln and not ln.startswith("#")]
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> Path:
+    """40 bases, most of a few chunks: the many-bases shape, small enough to test."""
+    root = tmp_path_factory.mktemp("many") / "fleet"
+    generate(root, 400, seed=5, bases=40, questions=24)
+    _index(root)
+    return root
+
+
+def _haystack_questions(root: Path) -> list[str]:
+    lines = (root / "questions.tsv").read_text(encoding="utf-8").splitlines()
+    return [ln.split("\t")[0] for ln in lines if ln and not ln.startswith("#")]
+
+
+# -- the same answer, byte for byte -------------------------------------------------------
+
+
+def test_demo_routes_the_same_bytes_with_and_without_the_cache(demo):
+    _index(demo)
+    questions = _gold_questions(demo)[:6] + ["me conta uma piada"]
+    without = [_route(demo, q) for q in questions[:1]]  # the first run reads the index and keeps it
+    assert len(_caches(demo)) == 3
+    for path in _caches(demo):
+        path.unlink()
+    without = [_route(demo, q) for q in questions]
+    for path in _caches(demo):  # each run without a cache kept one; read back from here on
+        assert path.stat().st_size > 0
+    with_cache = [_route(demo, q) for q in questions]
+    assert with_cache == without
+
+
+def test_many_bases_route_the_same_bytes_with_and_without_the_cache(many):
+    questions = _haystack_questions(many)[:8]
+    for path in _caches(many):
+        path.unlink()
+    first = _route(many, questions[0])
+    assert len(_caches(many)) == 40
+    with_cache = [first] + [_route(many, q) for q in questions[1:]]
+    for path in _caches(many):
+        path.unlink()
+    without = []
+    for q in questions:
+        without.append(_route(many, q))
+        for path in _caches(many):
+            path.unlink()
+    assert with_cache == without
+
+
+def test_the_cached_catalogue_scores_as_the_catalogue_built_from_every_record(many):
+    """FleetCatalogue (decoded word by word) against Catalogue built as before, every float."""
+    m = Memory(many)
+    snap = m.snapshot()
+    entries = [
+        make_entry(base, r.path, r.title, r.purpose, r.species, r.keys)
+        for base, recs in snap.records.items() for r in recs.values() if r.is_entry
+    ]
+    built = Catalogue(entries)
+    cached = snap.catalogue
+    assert isinstance(cached, catalogue_cache.FleetCatalogue)
+    assert cached.n == built.n and list(cached.entries) == list(built.entries)
+    assert cached.keys_as_written() == built.keys_as_written()
+    for q in _haystack_questions(many) + ["how much protein per meal", "deploy rollback"]:
+        segments = [normalise(q)]
+        assert cached.score(segments) == built.score(segments), q
+
+
+def test_a_base_without_the_questions_words_is_not_opened(many, monkeypatch):
+    """Over many small bases, a question opens only the indexes that may hold its words, and
+    the text leg's answer is what searching every base gives."""
+    m = Memory(many)
+    snap = m.snapshot()
+    opened = []
+    real = catalogue_cache.TextIndex._open_checked
+
+    def counted(self):
+        opened.append(self.base.name)
+        return real(self)
+
+    monkeypatch.setattr(catalogue_cache.TextIndex, "_open_checked", counted)
+    large = {name for name, op in snap.openings.items() if op.vocabulary is None}
+    assert len(large) < 5  # most bases are small enough to keep their vocabulary
+    lines = (many / "questions.tsv").read_text(encoding="utf-8").splitlines()
+    asked = [ln.split("\t") for ln in lines if ln and not ln.startswith("#")]
+    misses = [q for q, answer in asked if answer == "-"]
+    assert misses
+    total = 0
+    for q, _ in asked:
+        words = list(dict.fromkeys(normalise(q)))
+        opened.clear()
+        skipping = m._text_leg(words, q, snap.openings)
+        if q in misses:  # words no note holds: only the large bases are even opened
+            assert set(opened) <= large, q
+        total += len(set(opened))
+        assert skipping == m._text_leg(words, q), q  # what searching every base gives
+    assert total < 0.75 * len(asked) * len(m.indexes)  # common words reach most bases; rare ones few
+
+
+# -- never stale ---------------------------------------------------------------------------
+
+
+def _note(demo: Path) -> Path:
+    return demo / "zed" / "knowledge" / "deploy-checklist.md"
+
+
+def test_an_edited_added_deleted_or_renamed_note_is_never_answered_from_the_cache(demo):
+    _index(demo)
+    q = "zorblat quaffle"
+    before = _route(demo, q)
+    assert len(_caches(demo)) == 3 and json.loads(before)["results"] == []
+
+    note = _note(demo)
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("`deploy`, ", "`deploy`, `zorblat quaffle`, ", 1), encoding="utf-8")
+    edited = json.loads(_route(demo, q))
+    assert edited["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+
+    _age(demo)
+    renamed = note.with_name("zorblat-checklist.md")
+    note.rename(renamed)
+    after_rename = json.loads(_route(demo, q))
+    assert after_rename["keyword_top"] == "zed/knowledge/zorblat-checklist.md"
+
+    _age(demo)
+    added = demo / "steve" / "zorblat.md"
+    added.write_text("# Zorblat\n\nSearch for: zorblat, quaffle\n\nThe zorblat quaffle note.\n", encoding="utf-8")
+    after_add = json.loads(_route(demo, q))
+    assert {r["base"] + "/" + r["path"] for r in after_add["results"]} >= {
+        "steve/zorblat.md", "zed/knowledge/zorblat-checklist.md"}
+
+    _age(demo)
+    renamed.unlink()
+    added.unlink()
+    gone = json.loads(_route(demo, q))
+    assert gone["keyword_top"] is None and not any("zorblat" in r["path"] for r in gone["results"])
+
+
+def test_an_index_written_by_another_process_is_never_answered_from_the_cache(demo):
+    """The notes and the index both move on before the next route: its cache is of the old index."""
+    _index(demo)
+    q = "zorblat quaffle"
+    _route(demo, q)
+    note = _note(demo)
+    note.write_text(note.read_text(encoding="utf-8").replace("`deploy`, ", "`deploy`, `zorblat quaffle`, ", 1),
+                    encoding="utf-8")
+    _index(demo)  # another process brings the index up to date (aged: old enough to vouch)
+    idx = Memory(demo).indexes["zed"]
+    assert catalogue_cache.cached(idx) is None  # the cache describes the index before the edit
+    answer = json.loads(_route(demo, q))
+    assert answer["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+
+
+def test_a_touched_index_file_invalidates_its_cache(demo):
+    _index(demo)
+    _route(demo, "deploy")
+    idx = Memory(demo).indexes["zed"]
+    assert catalogue_cache.cached(idx) is not None
+    st = os.stat(idx.path)
+    os.utime(idx.path, ns=(st.st_atime_ns, st.st_mtime_ns - 1_000_000_000))
+    assert catalogue_cache.cached(idx) is None
+
+
+def test_a_cache_derived_by_other_code_is_not_served(demo, monkeypatch):
+    """A kb whose normalising or scoring changed, with the index's schema the same, must not
+    read catalogue rows another version derived."""
+    _index(demo)
+    _route(demo, "deploy")
+    idx = Memory(demo).indexes["zed"]
+    assert catalogue_cache.cached(idx) is not None
+    monkeypatch.setattr(catalogue_cache, "_code_stamp", lambda: "another kb")
+    catalogue_cache._last.clear()
+    assert catalogue_cache.cached(idx) is None
+
+
+def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_cache(demo):
+    r = run_kb("index", str(demo))
+    assert r.returncode == 0
+    _route(demo, "deploy")  # right after the index was written: a stat cannot vouch for it yet
+    assert _caches(demo) == []
+
+
+# -- damaged, foreign, linked ----------------------------------------------------------------
+
+
+def _valid_cache(path: Path) -> bool:
+    raw = path.read_bytes()
+    head = len(catalogue_cache.MAGIC) + 4
+    return raw.startswith(catalogue_cache.MAGIC) and zlib.crc32(raw[head:]) == int.from_bytes(
+        raw[len(catalogue_cache.MAGIC):head], "big")
+
+
+def _foreign(payload) -> bytes:
+    body = marshal.dumps(payload)
+    return catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.parametrize("damage", [
+    "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
+])
+def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
+    _index(demo)
+    q = _gold_questions(demo)[0]
+    expected = _route(demo, q)
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    raw = path.read_bytes()
+    path.unlink()
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped":
+        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(4096))
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "foreign":  # sound marshal, a checksum that matches, not our shape
+        path.write_bytes(_foreign({"hello": ["world"]}))
+    elif damage == "other-format":
+        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 11))
+    elif damage == "a-directory":
+        path.mkdir()
+    elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
+        head = len(catalogue_cache.MAGIC) + 4
+        body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
+        path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        catalogue_cache._last.clear()
+        assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None  # not read into memory
+    r = run_kb("route", "--json", q, str(demo))
+    assert r.returncode in (0, 1) and not r.stderr.strip(), r.stderr
+    answer = json.loads(r.stdout)
+    answer.pop("timings", None)
+    assert json.dumps(answer, sort_keys=True, ensure_ascii=False) == expected
+    if damage == "a-directory":
+        assert path.is_dir()  # not kept, and nothing removed that kb did not write
+    else:
+        assert _valid_cache(path)  # rebuilt
+
+
+def test_a_link_planted_where_the_cache_is_written_is_not_followed(demo, tmp_path):
+    _index(demo)
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"not kb's\n")
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    q = _gold_questions(demo)[0]
+    expected = _route(demo, q)
+    path.unlink()
+    path.symlink_to(outside)
+    assert _route(demo, q) == expected
+    assert outside.read_bytes() == b"not kb's\n"  # neither written through nor replaced
+    assert path.is_symlink()
+    # A link to a sound cache is not read either: the base is read from its index.
+    good = demo / "steve" / ".kb" / catalogue_cache.CACHE_NAME
+    real = tmp_path / "steve.cache"
+    real.write_bytes(good.read_bytes())
+    good.unlink()
+    good.symlink_to(real)
+    idx = Memory(demo).indexes["steve"]
+    assert catalogue_cache.cached(idx) is None
+    assert _route(demo, q) == expected
+
+
+def test_markdown_is_never_written_by_keeping_the_cache(demo):
+    before = {p: p.read_bytes() for p in demo.rglob("*.md")}
+    _index(demo)
+    _route(demo, "deploy")
+    assert _caches(demo)
+    assert {p: p.read_bytes() for p in demo.rglob("*.md")} == before
