@@ -16,6 +16,7 @@ rests on the text rather than on spelling: meaning is the reader's call, never t
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -131,13 +132,15 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
     if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
         memory.hold_text_in_memory()
     with memory.one_state():
-        texts: dict[tuple[str, str], frozenset[str]] = {}  # a file's words, read once per review
-        reviews = tuple(review_one(memory, e, near=near, texts=texts) for e in entries)
+        _review.texts = {}  # a file's words, read once per review (this thread's)
+        try:
+            reviews = tuple(review_one(memory, e, near=near) for e in entries)
+        finally:
+            _review.texts = None
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
 
 
-def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT,
-               texts: dict[tuple[str, str], frozenset[str]] | None = None) -> MissReview:
+def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
     q = entry.question
     # No classifier: which file nearly caught it is retrieval; a model call per entry would cost seconds.
     answer = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
@@ -181,7 +184,7 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT,
 
     matched = {t for k in answer.keyword for m in k.matched for t in _terms_of(m)}
     q_terms = terms(q)
-    proposal = _propose(memory, q, q_terms, matched, files, n, {} if texts is None else texts)
+    proposal = _propose(memory, q, q_terms, matched, files, n)
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
 
 
@@ -191,6 +194,7 @@ def _terms_of(matched: str) -> tuple[str, ...]:
 
 
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_review = threading.local()  # review_misses's per-review cache of a file's words, for its thread
 
 
 def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
@@ -269,8 +273,7 @@ def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
     return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
 
 
-def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int,
-             texts: dict[tuple[str, str], frozenset[str]]):
+def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
     spans = [tuple(s) for s in _spans(q_terms, matched)]
     if not spans:
         return None
@@ -309,7 +312,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     for f in files:
         if not f.keys:
             continue
-        held = _words_in_text(memory, f, q_terms, texts)
+        held = _words_in_text(memory, f, q_terms)
         run = _longest_run(q_terms, lambda t: t in held and t not in matched)
         if not run:
             continue
@@ -317,11 +320,14 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     return None
 
 
-def _words_in_text(memory, f: NearFile, q_terms: list[str], texts: dict[tuple[str, str], frozenset[str]]) -> set[str]:
-    have = texts.get((f.base, f.path))
+def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
+    texts = getattr(_review, "texts", None)
+    have = texts.get((f.base, f.path)) if texts is not None else None
     if have is None:
         text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
-        have = texts[(f.base, f.path)] = frozenset(terms(text))
+        have = frozenset(terms(text))
+        if texts is not None:
+            texts[(f.base, f.path)] = have
     return {t for t in q_terms if t in have}
 
 
