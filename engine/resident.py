@@ -247,7 +247,7 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
 
 
 def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
-    """(best chunk's rowid, file id, bm25) of the `limit` best files, as _best_files_exact:
+    """(best chunk's rowid, file id, bm25) of the `limit` best files, as fts5search.best_files_exact:
     a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
 
     `rowids` ascend. Each file's best is one pass (maximum.at over file ids); only the files'
