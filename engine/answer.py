@@ -181,6 +181,7 @@ class Answer:
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
     question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
+    index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
 
     @property
     def keyword_top(self) -> str | None:

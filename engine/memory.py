@@ -277,6 +277,12 @@ class Memory:
         return snap
 
     @property
+    def index_rebuilt_for_version(self) -> bool:
+        """Every rebuild this process made was of an index another version of kb wrote."""
+        rebuilt = [i for i in self.indexes.values() if i.was_rebuilt]
+        return bool(rebuilt) and all(i.rebuilt_for_version for i in rebuilt)
+
+    @property
     def index_was_rebuilt(self) -> bool:
         return any(i.was_rebuilt for i in self.indexes.values())
 
@@ -409,6 +415,7 @@ class Memory:
             agent=routed.agent, keyword=keyword, text=reading.text, results=reading.results,
             indexed=Indexed(entries=n, agents=len(self.fleet.bases), aliases=len(snap.aliases), chunks=snap.chunks),
             unreachable=snap.unreachable, skipped=snap.skipped, index_was_rebuilt=self.index_was_rebuilt,
+            index_rebuilt_for_version=self.index_rebuilt_for_version,
             reindexed=self._pending_reindexed, suggestions=suggestions, miss=None,
             timings=Timings(
                 keyword_ms=routed.keyword_ms, text_ms=reading.text_ms, fuse_ms=reading.fuse_ms,
