@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+from .textsearch import ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
@@ -49,8 +50,15 @@ class TextHit:
     base: str
     path: str
     score: float  # higher is better: FTS5's bm25() negated (engine/textsearch.py)
-    heading_path: str
-    text: str
+    chunk: ChunkText  # the best chunk; the resident leg reads its text only when asked for
+
+    @property
+    def heading_path(self) -> str:
+        return self.chunk.get()[0]
+
+    @property
+    def text(self) -> str:
+        return self.chunk.get()[1]
 
     @property
     def id(self) -> str:
@@ -173,6 +181,7 @@ class Answer:
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
     question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
+    index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
 
     @property
     def keyword_top(self) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .normalize import terms
@@ -131,7 +132,14 @@ class Catalogue:
             for written, t in e.phrases:
                 phrase_index[t[0]].append((i, written, t, " " + " ".join(t) + " "))
         self._postings = dict(postings)
+        # The same postings as the scorer reads them, made per word on first use:
+        # word -> (entry indexes, weights), a one-word key's 6 plus the word's title, stem and
+        # purpose weights there.
+        self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._phrases = dict(phrase_index)
+        self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
+        self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
+        self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
         self._keys_written: tuple[str, ...] | None = None
 
     def idf(self, w: str) -> float:
@@ -140,6 +148,19 @@ class Catalogue:
             v = idf_for(self.n, self.df.get(w, 0))
             self._idf[w] = v
         return v
+
+    def _weights_of(self, w: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        got = self._weights.get(w)
+        if got is None:
+            kept = [(i, W_KEYWORD + other if is_key else other) for i, is_key, other, _mask in self._postings.get(w, ())
+                    if is_key or other]
+            got = self._weights[w] = (tuple(i for i, _ in kept), tuple(x for _, x in kept))
+        return got
+
+    def column(self, name: str, order: list[int]) -> list[str]:
+        """The entries' `name` (id, base or species) at these indexes, without a Scored each."""
+        values = getattr(self, name)
+        return [values[i] for i in order]
 
     def vocabulary_keys(self) -> list[tuple[str, Entry]]:
         """Every key as written, with its entry (for the suggester and kb check)."""
@@ -157,63 +178,122 @@ class Catalogue:
             keys = self._keys_written = tuple(k for e in self.entries for k in e.keys)
         return keys
 
-    def score(self, segments: list[list[str]]) -> list[Scored]:
+    def score(self, segments: list[list[str]]) -> "Ranking":
         """Rank entries for a question given as segments of terms (question, then expansions).
 
-        Ties order by path; only entries that scored appear.
+        Ties order by path; only entries that scored appear. The scores are summed here, for
+        every entry; what each matched and the arithmetic behind it are worked out only for
+        the entries something reads (a common word scores a quarter of a large fleet, and
+        building those lines for each was most of such a question's time).
         """
         seq = [t for seg in segments for t in seg]
         joined = " " + SEGMENT_BREAK.join(" ".join(seg) for seg in segments) + " "
         unique = list(dict.fromkeys(seq))
-        # Per entry index: its score, what it matched, and the arithmetic, in the order the
-        # seed adds them (phrases first, then words, each in question order), so every sum
-        # is the same float, bit for bit, however the loop below is arranged.
+        # Per entry index, its score, added in the order the seed adds them (phrases first,
+        # then words, each in question order), so every sum is the same float, bit for bit.
         scores: dict[int, float] = {}
-        matched: dict[int, list[str]] = {}
-        parts: dict[int, list[tuple[str, str, float, float]]] = {}
+        phrases: dict[int, list[tuple[str, float]]] = {}  # entry -> (phrase as written, mean idf)
         idf_of = self.idf
         for w in unique:
             for i, written, t, padded in self._phrases.get(w, ()):
                 if padded not in joined:
                     continue
-                m = matched.get(i)
+                m = phrases.get(i)
                 if m is None:
-                    m = matched[i] = []
-                    parts[i] = []
+                    m = phrases[i] = []
                     scores[i] = 0.0
-                elif written in m:
+                elif any(written == x for x, _ in m):
                     continue
                 mean_idf = sum(idf_of(x) for x in t) / len(t)
                 scores[i] += W_PHRASE * mean_idf
-                m.append(written)
-                parts[i].append((written, _PHRASE_WHY, W_PHRASE, mean_idf))
+                m.append((written, mean_idf))
+        get = scores.get
         for w in unique:
-            plist = self._postings.get(w)
-            if not plist:
+            posting = self._weights_of(w)
+            if not posting[0]:
                 continue
             idf = idf_of(w)
-            for i, is_key, other, mask in plist:
-                if is_key:
-                    weight = W_KEYWORD + other
-                    why = _WHY[mask | _KEY_BIT]
-                elif other:
-                    weight = other
-                    why = _WHY[mask]
-                else:
-                    continue
-                s = scores.get(i)
-                if s is None:
-                    scores[i] = weight * idf
-                    matched[i] = [w]
-                    parts[i] = [(w, why, weight, idf)]
-                else:
-                    scores[i] = s + weight * idf
-                    matched[i].append(w)
-                    parts[i].append((w, why, weight, idf))
+            for i, weight in zip(*posting):
+                scores[i] = get(i, 0.0) + weight * idf
         # Entries are held in id order, so the index breaks a tie exactly as the path does.
-        order = sorted(scores, key=lambda i: (-scores[i], i))
-        entries = self.entries
-        return [Scored(entries[i], scores[i], tuple(matched[i]), tuple(parts[i])) for i in order if scores[i] > 0]
+        order = sorted((i for i, s in scores.items() if s > 0), key=lambda i: (-scores[i], i))
+        return Ranking(self, order, [scores[i] for i in order], tuple(unique), phrases)
+
+    def explain(self, i: int, score: float, unique: tuple[str, ...], phrases: list[tuple[str, float]]) -> Scored:
+        """Entry i's Scored: what it matched and the arithmetic, in the order score() added them."""
+        e = self.entries[i]
+        matched = [written for written, _ in phrases]
+        parts = [(written, _PHRASE_WHY, W_PHRASE, mean_idf) for written, mean_idf in phrases]
+        vocabulary = e.one_word_keys, e.title_words, e.stem_words, e.purpose_words
+        for w in unique:
+            is_key, in_title, in_stem, in_purpose = (w in v for v in vocabulary)
+            other = (W_TITLE if in_title else 0.0) + (W_STEM if in_stem else 0.0) + (W_PURPOSE if in_purpose else 0.0)
+            mask = in_title | in_stem << 1 | in_purpose << 2
+            if is_key:
+                parts.append((w, _WHY[mask | _KEY_BIT], W_KEYWORD + other, self.idf(w)))
+            elif other:
+                parts.append((w, _WHY[mask], other, self.idf(w)))
+            else:
+                continue
+            matched.append(w)
+        return Scored(e, score, tuple(matched), tuple(parts))
+
+
+class Ranking(Sequence):
+    """The entries that scored, best first: a sequence of Scored, each built when first read.
+
+    The order and the scores are computed whole; `entry_at`, `score_at` and `id_at` read them
+    without building a Scored, for whoever walks every entry (the fold, the fusion).
+    """
+
+    def __init__(self, catalogue: Catalogue, order: list[int], scores: list[float], unique: tuple[str, ...],
+                 phrases: dict[int, list[tuple[str, float]]]):
+        self._catalogue = catalogue
+        self._order = order
+        self._scores = scores
+        self._unique = unique
+        self._phrases = phrases
+        self._built: list[Scored | None] = [None] * len(order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        s = self._built[k]
+        if s is None:
+            i = self._order[k]
+            s = self._built[k] = self._catalogue.explain(i, self._scores[k], self._unique, self._phrases.get(i, []))
+        return s
+
+    def entry_at(self, k: int) -> Entry:
+        return self._catalogue.entries[self._order[k]]
+
+    def score_at(self, k: int) -> float:
+        return self._scores[k]
+
+    def ids(self) -> list[str]:
+        return self._catalogue.column("ids", self._order)
+
+    def bases(self) -> list[str]:
+        return self._catalogue.column("bases", self._order)
+
+    def species(self) -> list[str]:
+        return self._catalogue.column("species", self._order)
+
+    def scores(self) -> list[float]:
+        return list(self._scores)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Sequence, list)) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Ranking({len(self)} entries)"
 
 
 def _why_text(mask: int) -> str:

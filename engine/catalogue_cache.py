@@ -84,9 +84,11 @@ class Opening:
     skipped_stats: dict[str, str]  # path -> "mtime_ns:size" of notes skipped for their bytes
     said: tuple[str, ...]  # the skipped lines the last update stored
     indexed_at_ns: int | None
-    records: dict[str, bytes]  # path -> marshal of the record's fields, in path order
-    entries: tuple[tuple[str, bytes], ...]  # (path, marshal of the entry's fields), in path order
-    words: dict[str, bytes]  # word -> marshal of (postings, phrases) over this base's entries
+    # Read from the index these hold the values; loaded from the cache, each value's marshal
+    # blob, decoded when first read (_decoded).
+    records: dict[str, tuple | bytes]  # path -> the record's fields, in path order
+    entries: tuple[tuple[str, tuple | bytes], ...]  # (path, the entry's fields), in path order
+    words: dict[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
     vocabulary: str | None  # a small base's tokens, one a line: "\ntoken\n" is searched
@@ -230,15 +232,15 @@ def _read(con, key) -> Opening:
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
     words = {}
     for w in local._postings.keys() | local._phrases.keys():
-        words[w] = marshal.dumps((local._postings.get(w, []), local._phrases.get(w, [])))
+        words[w] = (local._postings.get(w, []), local._phrases.get(w, []))
     return Opening(
         key=key,
         known=known,
         skipped_stats=json.loads(meta.get("skipped_stats") or "{}"),
         said=tuple(json.loads(meta.get("skipped") or "[]")),
         indexed_at_ns=int(meta["indexed_at_ns"]) if meta.get("indexed_at_ns") else None,
-        records={r.path: marshal.dumps(tuple(getattr(r, f) for f in fields)) for r in records},
-        entries=tuple((e.path, marshal.dumps(_entry_row(e))) for e in local.entries),
+        records={r.path: tuple(getattr(r, f) for f in fields) for r in records},
+        entries=tuple((e.path, _entry_row(e)) for e in local.entries),
         words=words,
         unreachable=tuple(r.path for r in records if not r.is_entry),
         chunks=sum(r.chunks for r in records),
@@ -305,8 +307,12 @@ def _index_bytes(key: tuple) -> int:
 
 def _store(index: TextIndex, op: Opening) -> None:
     """Keep the opening for the next process; a cache that cannot be written is not kept."""
-    body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, op.records,
-                          op.entries, op.words, op.unreachable, op.chunks, op.vocabulary))
+    # Each record, entry and word its own blob, so a reader decodes only what it touches.
+    records = {path: marshal.dumps(row) for path, row in op.records.items()}
+    entries = tuple((path, marshal.dumps(row)) for path, row in op.entries)
+    words = {w: marshal.dumps(v) for w, v in op.words.items()}
+    body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
+                          entries, words, op.unreachable, op.chunks, op.vocabulary))
     path = cache_path(index)
     try:
         refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
@@ -315,7 +321,11 @@ def _store(index: TextIndex, op: Opening) -> None:
         pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
 
 
-def _decoded(op: Opening, blob: bytes):
+def _decoded(op: Opening, blob):
+    """A record's, entry's or word's value: decoded from the cache file's blob, or as read
+    from the index (an opening that is not kept is never encoded at all)."""
+    if not isinstance(blob, bytes):
+        return blob
     try:
         return marshal.loads(blob)
     except (ValueError, EOFError, TypeError) as e:
@@ -442,7 +452,13 @@ class FleetCatalogue(Catalogue):
         self._idf = {}
         self._postings = _Postings(words, 0)  # type: ignore[assignment]
         self._phrases = _Postings(words, 1)  # type: ignore[assignment]
+        self._weights = {}
         self._keys_written = None
+
+    def column(self, name: str, order: list[int]) -> list[str]:
+        # Only the ranked entries are decoded (Catalogue holds the whole columns).
+        attr = {"ids": "id", "bases": "base", "species": "species"}[name]
+        return [getattr(self.entries[i], attr) for i in order]
 
 
 _CODE_STAMP = _source_digest()  # four small files read once, at import

@@ -17,6 +17,7 @@ right in-scope answer is lost and the demo's gold table is unchanged (docs/quali
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .normalize import terms as normalise
 
@@ -38,11 +39,16 @@ class Coverage:
         return self.share >= COVERAGE_FLOOR
 
 
+@lru_cache(maxsize=8192)  # the top entry's label, the same few for many questions
+def _label_terms(label_text: str) -> frozenset[str]:
+    return frozenset(normalise(label_text))
+
+
 def coverage(question_terms: list[str], label_text: str, in_text) -> Coverage:
     """`label_text`: the entry's title, keys and purpose; `in_text(terms)`: the subset of
     `terms` its indexed text holds (asked only for the words the label lacks)."""
     asked = list(dict.fromkeys(question_terms))
-    label = set(normalise(label_text))
+    label = _label_terms(label_text)
     rest = [t for t in asked if t not in label]
     held_in_text = in_text(rest) if rest else set()
     return Coverage(held=len(asked) - len(rest) + len(held_in_text), asked=len(asked))

@@ -44,6 +44,7 @@ class IndexReport:
     skipped: list[str] = field(default_factory=list)  # "path: why", files that could not be read
     warnings: list[str] = field(default_factory=list)  # "path:line: what", indexed anyway
     rebuilt: bool = False  # the file was damaged and replaced
+    rebuilt_for_version: bool = False  # ... or written by another version of kb (an upgrade)
     seconds: float = 0.0
 
     @property

@@ -18,8 +18,10 @@ import gc
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Iterator
 
 from . import gate as gate_mod
@@ -38,7 +40,7 @@ from .answer import (
     Timings,
 )
 from . import catalogue_cache
-from .catalogue import Catalogue, Scored
+from .catalogue import Catalogue, Ranking, Scored
 from .covered import COVERAGE_RULE_ON, coverage
 from .classifier import Classifier, choose
 from .dossier import build_dossier
@@ -56,13 +58,13 @@ from .purpose.reading import fuse_reading_list, options_for
 from .purpose.weights import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
-from .rrf import rrf
+from .rrf import rrf, rrf_top
 from .suggest import suggest
 from .resident import ResidentText
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
-from .textsearch import Fts5TextSearch, TextSearch
+from .textsearch import Fts5TextSearch, TextMatch, TextSearch
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -75,6 +77,9 @@ PASSAGE_SCAN_CHUNKS = 2_000
 # the fused answer's worst times. A snapshot is immutable and acyclic, so once a large one
 # is built it is moved out of the collector's sight (gc.freeze); small fleets never pay.
 FREEZE_ABOVE_CHUNKS = 10_000
+# Notes whose "does its text hold this word" answers are remembered (the coverage rule);
+# past it the memory starts over.
+HELD_WORDS_NOTES = 4_096
 _frozen = False
 
 
@@ -163,6 +168,8 @@ class Memory:
         self._resident_wanted = resident
         self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
         self._resident_building: set[str] = set()
+        self._held = threading.local()  # one_state's snapshot, per thread
+        self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # _covered_verdict's
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -176,6 +183,9 @@ class Memory:
         return self.fleet.bases
 
     def snapshot(self) -> Snapshot:
+        held = getattr(self._held, "snap", None)
+        if held is not None:
+            return held
         snap = self._snapshot
         if snap is None:
             with self._swap:
@@ -200,6 +210,19 @@ class Memory:
                     )
                     self._snapshot = snap
         return snap
+
+    @contextmanager
+    def one_state(self) -> Iterator[Snapshot]:
+        """Within the block, this thread's questions are all answered against one snapshot:
+        no stat of kb-aliases.txt per question (`kb misses` asks thousands in one go, and a
+        review is of the fleet as it stood when it began). Other threads are not affected."""
+        snap = self.snapshot()
+        outer = getattr(self._held, "snap", None)
+        self._held.snap = snap
+        try:
+            yield snap
+        finally:
+            self._held.snap = outer
 
     def refresh(self, *, force: bool = False) -> list[IndexReport]:
         """Bring every base's index up to date and swap in a new catalogue."""
@@ -252,6 +275,12 @@ class Memory:
         if chunks >= FREEZE_ABOVE_CHUNKS:
             _out_of_collectors_sight()
         return snap
+
+    @property
+    def index_rebuilt_for_version(self) -> bool:
+        """Every rebuild this process made was of an index another version of kb wrote."""
+        rebuilt = [i for i in self.indexes.values() if i.was_rebuilt]
+        return bool(rebuilt) and all(i.rebuilt_for_version for i in rebuilt)
 
     @property
     def index_was_rebuilt(self) -> bool:
@@ -309,15 +338,15 @@ class Memory:
         segments = expand(words, list(snap.aliases))
         scored = snap.catalogue.score(segments)
         keyword_ms = (time.perf_counter() - t0) * 1000
-        keyword = tuple(_keyword_hit(s) for s in scored)
+        keyword = KeywordHits(scored)
         agent = _choose_agent(scored)
         if query.classify and self.roster.classifier and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
-        top_score = scored[0].score if scored else 0.0
+        top_score = scored.score_at(0) if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
         if verdict == "hit" and COVERAGE_RULE_ON:
-            verdict = self._covered_verdict(scored[0].entry, words)
+            verdict = self._covered_verdict(scored.entry_at(0), words)
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
             keyword=keyword, verdict=verdict, agent=agent,
@@ -341,7 +370,11 @@ class Memory:
         Computed from the two rankings alone, so a wider window of the same ordering (the
         rerank's) costs no second scoring of the question: see `window`.
         """
-        fused = rrf([k.id for k in keyword], [h.id for h in text])
+        if fusion_options is None:
+            # The page alone is read: the fused order down to its last row, not every entry's.
+            fused = rrf_top(_ids(keyword), [h.id for h in text], query.offset + max(query.top, 0))
+        else:
+            fused = rrf(_ids(keyword), [h.id for h in text])
         fusion = None
         if fusion_options is not None:
             fusion = fuse_reading_list(
@@ -382,6 +415,7 @@ class Memory:
             agent=routed.agent, keyword=keyword, text=reading.text, results=reading.results,
             indexed=Indexed(entries=n, agents=len(self.fleet.bases), aliases=len(snap.aliases), chunks=snap.chunks),
             unreachable=snap.unreachable, skipped=snap.skipped, index_was_rebuilt=self.index_was_rebuilt,
+            index_rebuilt_for_version=self.index_rebuilt_for_version,
             reindexed=self._pending_reindexed, suggestions=suggestions, miss=None,
             timings=Timings(
                 keyword_ms=routed.keyword_ms, text_ms=reading.text_ms, fuse_ms=reading.fuse_ms,
@@ -403,7 +437,7 @@ class Memory:
         """
         snap = self.snapshot()
         segments = expand(normalise(question), [*snap.aliases, *extra_aliases])
-        return [_keyword_hit(s) for s in snap.catalogue.score(segments)]
+        return KeywordHits(snap.catalogue.score(segments))
 
     def rerank(self, answer: Answer, request: object = True, *, top: int | None = None) -> Answer:
         """`answer` with its reading list re-ordered by the cross-encoder, stamped in stages["rerank"].
@@ -483,22 +517,43 @@ class Memory:
         """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
         idx = self.indexes.get(top.base)
         label = " ".join((top.title, top.purpose, *top.keys))
-        held = (lambda ts: idx.terms_held(top.path, ts)) if idx is not None else (lambda ts: set())
+        if idx is None:
+            return "hit" if coverage(q_terms, label, lambda ts: set()).enough else "guess"
+        rec = self.snapshot().records.get(top.base, {}).get(top.path)
+        if rec is None:
+            return "hit" if coverage(q_terms, label, lambda ts: idx.terms_held(top.path, ts)).enough else "guess"
+        version = (top.base, top.path, rec.hash)
+
+        def held(ts: list[str]) -> set[str]:
+            # Whether a note's text holds a word is fixed by its content: remembered by the
+            # note's hash, so a question asked again (the room as one types, kb misses over a
+            # log) asks the index only for words not yet asked of this version of the note.
+            known = self._held_words.setdefault(version, {})
+            new = [t for t in ts if t not in known]
+            if new:
+                got = idx.terms_held(top.path, new)
+                if len(self._held_words) > HELD_WORDS_NOTES:
+                    self._held_words.clear()
+                    known = self._held_words.setdefault(version, {})
+                for t in new:
+                    known[t] = t in got
+            return {t for t in ts if known.get(t)}
+
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
-        hits: list[TextHit] = []
+        found: list[tuple[float, str, str, TextMatch]] = []
         for name, idx in self.indexes.items():
             op = openings.get(name) if openings and not self._resident_wanted else None
             if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
                 continue  # none of the words is in this base (2,000 small bases: most of them)
-            found = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
-            hits.extend(TextHit(name, m.path, m.score, m.heading_path, m.text) for m in found)
+            for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
+                found.append((-m.score, f"{name}/{m.path}", name, m))
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-        # bases, one text leg").
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits[:RANK_CANDIDATE_POOL]
+        # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
+        found.sort(key=lambda f: (f[0], f[1]))
+        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found[:RANK_CANDIDATE_POOL]]
 
     def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.
@@ -524,6 +579,13 @@ class Memory:
         with self._swap:  # an update that landed during the build is followed before it answers
             leg.refresh()
             self._resident[name] = leg
+
+    def hold_text_in_memory(self, timeout: float = 120.0) -> bool:
+        """Answer the text leg from memory from now on, and wait until it can: for a caller
+        about to ask thousands of questions in one go (`kb misses` over a long log), where
+        the build is paid once and every question after it is cheaper than FTS5's."""
+        self._resident_wanted = True
+        return self.wait_resident(timeout)
 
     def wait_resident(self, timeout: float = 60.0) -> bool:
         """Build every base's resident leg now and wait for it (the bench, the tests)."""
@@ -569,13 +631,13 @@ class Memory:
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
-        kw_by_id = {k.id: k for k in keyword}
+        kw_at = {ident: k for k, ident in enumerate(_ids(keyword))}
         text_by_id = {h.id: h for h in text_hits}
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
             rec = snap.records.get(base, {}).get(path)
-            k = kw_by_id.get(ident)
+            k = keyword[kw_at[ident]] if ident in kw_at else None
             t = text_by_id.get(ident)
             why = " + ".join(
                 p for p in (f"keywords #{krank}" if krank else "", f"text #{trank}" if trank else "") if p
@@ -614,13 +676,57 @@ def _keyword_hit(s: Scored) -> KeywordHit:
     )
 
 
-def _choose_agent(scored: list[Scored]) -> AgentChoice:
-    totals = fold([(s.entry.base, s.entry.species, s.score) for s in scored])
+class KeywordHits(Sequence):
+    """The keyword ranking as KeywordHits, each built when first read: a question with a
+    common word scores a quarter of a large fleet, and a surface shows a handful of them.
+    Compares equal to a list or tuple of the same hits."""
+
+    def __init__(self, ranking: Ranking):
+        self.ranking = ranking
+        self._built: list[KeywordHit | None] = [None] * len(ranking)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        hit = self._built[k]
+        if hit is None:
+            hit = self._built[k] = _keyword_hit(self.ranking[k])
+        return hit
+
+    def ids(self) -> list[str]:
+        return self.ranking.ids()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Sequence, list)) and not isinstance(other, str):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"KeywordHits({list(self)!r})"
+
+
+def _ids(keyword) -> list[str]:
+    """The keyword ranking's ids, without building a hit per entry when it is a KeywordHits."""
+    return keyword.ids() if isinstance(keyword, KeywordHits) else [k.id for k in keyword]
+
+
+def _choose_agent(scored: Ranking) -> AgentChoice:
+    # The fold keeps each agent's best file per species: in a ranking that is best first, the
+    # first of each (agent, species) is that best, so only those are handed to it.
+    bases, species, scores = scored.bases(), scored.species(), scored.scores()
+    pairs = list(zip(bases, species))
+    first_at = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))  # a later repeat is overwritten
+    totals = fold([(*pair, scores[k]) for pair, k in sorted(first_at.items(), key=lambda pk: pk[1])])
     if not totals:
         return AgentChoice(name=None, score=0.0, files=0, margin=None, contenders=0, totals=())
     owner = totals[0]
     margin = owner.score / totals[1].score if len(totals) > 1 and totals[1].score > 0 else None
-    files = sum(1 for s in scored if s.entry.base == owner.agent)
+    files = bases.count(owner.agent)
     return AgentChoice(
         name=owner.agent, score=owner.score, files=files, margin=margin, contenders=len(totals),
         totals=tuple(totals),

@@ -16,6 +16,7 @@ rests on the text rather than on spelling: meaning is the reader's call, never t
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -29,6 +30,12 @@ from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
 MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
+# Every entry is one more question asked of the text leg. A long log is asked of the resident
+# leg (engine/resident.py): its build (numpy's import, ~0.1 ms a chunk) is paid once and each
+# question after is a few times cheaper than FTS5's. Below this many entries, or fewer than
+# one entry per CHUNKS_PER_MISS_FOR_RESIDENT chunks, the build would cost more than it saves.
+RESIDENT_FROM_MISSES = 1_000
+CHUNKS_PER_MISS_FOR_RESIDENT = 50
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,14 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
     log exists and cannot be read."""
     path = path or misses_path(memory.fleet.root)
     entries, problems = load(path)
-    reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
+        memory.hold_text_in_memory()
+    with memory.one_state():
+        _review.texts = {}  # a file's words, read once per review (this thread's)
+        try:
+            reviews = tuple(review_one(memory, e, near=near) for e in entries)
+        finally:
+            _review.texts = None
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
 
 
@@ -168,13 +182,19 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
             advice.append(f"{f.id} holds these words but has no `Search for:` line, so no question can reach it: "
                           "give it one (kb check: E02)")
 
-    matched = {t for k in answer.keyword for m in k.matched for t in terms(m)}
+    matched = {t for k in answer.keyword for m in k.matched for t in _terms_of(m)}
     q_terms = terms(q)
     proposal = _propose(memory, q, q_terms, matched, files, n)
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
 
 
+@lru_cache(maxsize=65536)  # what a keyword hit matched is the fleet's own keys and words: few, repeated
+def _terms_of(matched: str) -> tuple[str, ...]:
+    return tuple(terms(matched))
+
+
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_review = threading.local()  # review_misses's per-review cache of a file's words, for its thread
 
 
 def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
@@ -210,15 +230,6 @@ def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
 
 
 @lru_cache(maxsize=65536)  # a log's questions share their words; each pair is measured once
-def _similarity(span: tuple[str, ...], key_terms: tuple[str, ...]) -> float:
-    """How alike a run of question words and a key are spelled: the words run together
-    (`roll back` ~ `rollback`), or each question word against its best key word."""
-    joined = dice("".join(span), "".join(key_terms))
-    each = sum(_best_word(s, key_terms) for s in span) / len(span)
-    return max(joined, each)
-
-
-@lru_cache(maxsize=65536)
 def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
     return max(dice(word, w) for w in key_terms)
 
@@ -237,6 +248,7 @@ class _FileKeys:
     terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
     grams: tuple[frozenset[str], ...]  # per key: its words' trigrams and those of the words run together
     by_gram: dict[str, tuple[int, ...]]  # trigram -> indexes of the keys carrying it
+    joined: tuple[frozenset[str], ...]  # per key: the trigrams of its words run together
 
 
 @lru_cache(maxsize=4096)
@@ -251,7 +263,8 @@ def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
         per_key_grams.append(grams)
         for g in grams:
             by_gram.setdefault(g, set()).add(order)
-    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()})
+    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()},
+                     tuple(trigrams("".join(kt)) for kt in per_key))
 
 
 @lru_cache(maxsize=65536)
@@ -265,6 +278,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     if not spans:
         return None
     span_grams = [_grams_of(span) for span in spans]
+    span_joined = [trigrams("".join(span)) for span in spans]
     grams = frozenset().union(*span_grams)
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
@@ -273,11 +287,19 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
         for order in reached:  # in the file's key order, as the full scan went
-            kt, kg = prepared.terms[order], prepared.grams[order]
-            for span, sg in zip(spans, span_grams):
+            kt, kg, kj = prepared.terms[order], prepared.grams[order], prepared.joined[order]
+            best_word: dict[str, float] = {}  # question word -> its best Dice against this key's words
+            for span, sg, sj in zip(spans, span_grams, span_joined):
                 if span == kt or sg.isdisjoint(kg):
                     continue  # a word aliased to itself adds nothing; no shared gram, no similarity
-                sim = _similarity(span, kt)
+                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+                # or each question word against its best key word; trigrams already in hand.
+                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
+                for w in span:
+                    if w not in best_word:
+                        best_word[w] = _best_word(w, kt)
+                each = sum([best_word[w] for w in span]) / len(span)
+                sim = max(joined, each)
                 rank = (sim, len(span), -order)
                 if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
                     best = (rank, span, f.keys[order], f)
@@ -299,8 +321,13 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
 
 
 def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
-    text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
-    have = set(terms(text))
+    texts = getattr(_review, "texts", None)
+    have = texts.get((f.base, f.path)) if texts is not None else None
+    if have is None:
+        text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
+        have = frozenset(terms(text))
+        if texts is not None:
+            texts[(f.base, f.path)] = have
     return {t for t in q_terms if t in have}
 
 

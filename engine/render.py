@@ -13,7 +13,7 @@ from .clean import escaped, json_safe, repaired, shown
 from .coverage import chooser_line, coverage_line
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .question import MAX_QUESTION_CHARS
-from .sentences import INDEX_REBUILT, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
+from .sentences import INDEX_REBUILT, INDEX_REBUILT_VERSION, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
 from .terms import fusion_parts
 from .indexupdate import IndexReport
 
@@ -52,7 +52,7 @@ def header(a: Answer) -> list[str]:
 def notices(a: Answer) -> list[str]:
     out = []
     if a.index_was_rebuilt:
-        out.append(f"note:     {INDEX_REBUILT}")
+        out.append(f"note:     {INDEX_REBUILT_VERSION if a.index_rebuilt_for_version else INDEX_REBUILT}")
     elif a.reindexed:
         out.append(f"note:     {a.reindexed} changed file(s) re-indexed before answering")
     for s in a.skipped[:5]:
@@ -160,7 +160,7 @@ def index_report(r: IndexReport, base_root: str = "") -> str:
     )
     lines = [head]
     if r.rebuilt:
-        lines.append(f"  {INDEX_REBUILT}")
+        lines.append(f"  {INDEX_REBUILT_VERSION if r.rebuilt_for_version else INDEX_REBUILT}")
     if r.unreachable:
         # The text search reaches them; only the verdict, the owner and the gate need a label.
         n = len(r.unreachable)

@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 
 from .stemming import stem_question
-from .textsearch import from_rows
+from .textsearch import ChunkText, TextMatch, from_rows
 from .fts5search import PRUNE_DF_FRACTION, averages, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
@@ -37,6 +37,11 @@ from .textindex import TextIndex
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+
+# unicode61 with at most its diacritics option: no tokenchars, separators or wrapper, so an
+# ASCII run of lowercase letters and digits is one token, itself (FTS5's unicode61 rules).
+_PLAIN_UNICODE61 = re.compile(r"'unicode61(?:\s+remove_diacritics\s+[012])?'")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -62,6 +67,11 @@ class _Postings:
 class ResidentText:
     """One base's text leg in memory, answering exactly as TextIndex.search does."""
 
+    # A question whose terms' postings total at most this many is scored in plain Python:
+    # below it numpy's fixed cost per array operation is most of the time (measured on the
+    # demo fleet and the 60,000-chunk haystack). An instance may move it (the tests do).
+    small_postings = 400
+
     def __init__(self, index: TextIndex):
         self.index = index
         self._lock = threading.Lock()
@@ -82,6 +92,7 @@ class ResidentText:
         con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_instance USING fts5vocab(main, chunks, 'instance')")
         sizes = con.execute("SELECT id, sz FROM chunks_docsize").fetchall()
         self._clause = _tokenize_clause(con)
+        self._plain_unicode61 = bool(_PLAIN_UNICODE61.fullmatch(self._clause))
         rowids = np.array([r for r, _ in sizes], dtype=np.int64)
         order = np.argsort(rowids, kind="stable")
         rowids = rowids[order]  # slot -> rowid, ascending
@@ -103,6 +114,11 @@ class ResidentText:
         # changes only with the totals, so it is computed here and not per question.
         avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
         self.norm = K1 * (1 - B + B * self.length / avgdl)
+        # The same values as Python objects, for the short-postings path; the paths by file id,
+        # so a hit costs no lookup in the files table.
+        self._norm_list = self.norm.tolist()
+        self._rowid_list = self.rowids.tolist()
+        self._paths = {fid: path for fid, path, _hash in self._files}
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
@@ -161,17 +177,45 @@ class ResidentText:
 
     def token_of(self, term: str) -> str | None:
         """The term itself when the tokenizer keeps it as exactly that one token, else None."""
-        if term not in self._token_of:
-            with self._lock:
-                got = [r[0] for r in self._tokenized([(1, "", term)])]
-            self._token_of[term] = term if got == [term] else None
+        self._learn_tokens([term])
         return self._token_of[term]
+
+    def _learn_tokens(self, terms) -> None:
+        """Settle, for each term not yet known, whether the tokenizer keeps it as itself.
+
+        A question of new words (a miss log is mostly misspellings) costs one round trip to
+        the private tokenizer table for all of them, not three statements per word. Under
+        plain unicode61 (what the index declares unless changed) a lowercase ASCII letter or
+        digit is a token character and folds to itself, so such a term is its own token
+        without asking; any other tokenizer clause is always asked."""
+        new = [t for t in dict.fromkeys(terms) if t not in self._token_of]
+        if not new:
+            return
+        if self._plain_unicode61:
+            for t in [t for t in new if _ASCII_TOKEN.fullmatch(t)]:
+                self._token_of[t] = t
+            new = [t for t in new if t not in self._token_of]
+            if not new:
+                return
+        with self._lock:
+            rows = self._tokenized([(i + 1, "", t) for i, t in enumerate(new)])
+        got: dict[int, list[str]] = {}
+        for token, doc, _n in rows:
+            got.setdefault(doc, []).append(token)
+        for i, t in enumerate(new):
+            self._token_of[t] = t if got.get(i + 1) == [t] else None
 
     # -- asking ----------------------------------------------------------------------
 
-    def matches(self, terms: list[str], limit: int, question: str = ""):
-        """The TextSearch interface (engine/textsearch.py): higher is better."""
-        return from_rows(self.search(terms, limit, question)[0])
+    def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:
+        """The TextSearch interface (engine/textsearch.py): higher is better. Each match's
+        chunk text is read from the store only if something reads it (a shown row's passage)."""
+        stems = stem_question(question, terms)
+        ranked = self._ranked(stems, limit)
+        if ranked is None:  # answered by FTS5 itself
+            return from_rows(self.index.search_stems(stems, limit)[0])
+        load = self._chunk
+        return [TextMatch(path, -bm25, ChunkText(load=load, key=rowid)) for rowid, path, bm25 in ranked[0]]
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
@@ -179,23 +223,44 @@ class ResidentText:
 
     def search_stems(self, terms: list[str], limit: int):
         """As TextIndex.search_stems: the terms are the stems the index holds."""
-        import numpy as np
+        ranked = self._ranked(terms, limit)
+        if ranked is None:
+            return self.index.search_stems(terms, limit)
+        rows, sent = ranked
+        texts = self.index._guard(_texts, [r[0] for r in rows])
+        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in rows], sent
 
+    def _chunk(self, rowid: int) -> tuple[str, str, int]:
+        return self.index._guard(_texts, [rowid]).get(rowid, ("", "", 0))
+
+    def _ranked(self, terms: list[str], limit: int):
+        """((best chunk's rowid, path, bm25) rows ordered as TextIndex.search, terms sent), or
+        None when FTS5 must answer (a term it would read as a phrase)."""
         if not terms:
             return [], []
-        if any(self.token_of(t) is None for t in terms):
-            return self.index.search_stems(terms, limit)  # a phrase or nothing to FTS5: its own answer
+        self._learn_tokens(terms)
+        if any(self._token_of[t] is None for t in terms):
+            return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
-            postings, rowids, norm, n_rows = self.postings, self.rowids, self.norm, self.n_rows
+            postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
+            as_lists = (self._norm_list, self._rowid_list)
         sent = self._sent(terms, postings, n_rows)
-        if not sent:
+        found = [postings[t] for t in sent if t in postings]
+        if not found:
             return [], sent
-        acc = self._scores(sent, postings, norm, n_rows)
-        hit = np.flatnonzero(acc)
-        if hit.size == 0:
-            return [], sent
-        best = _best_per_file(rowids[hit], acc[hit], limit)
-        return self.index._guard(_rows_for, best), sent
+        if sum(len(p.slots) for p in found) <= self.small_postings:
+            best = _best_per_file_small(_scores_small(sent, postings, n_rows, *as_lists), limit)
+        else:
+            import numpy as np
+
+            acc = self._scores(sent, postings, norm, n_rows)
+            hit = np.flatnonzero(acc)
+            if hit.size == 0:
+                return [], sent
+            best = _best_per_file(rowids[hit], acc[hit], limit)
+        rows = [(rowid, paths[fid], score) for rowid, fid, score in best if fid in paths]
+        rows.sort(key=lambda r: (r[2], r[1]))  # ties in bm25 by path, as TextIndex.search
+        return rows, sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
         # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
@@ -267,22 +332,46 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tupl
     return [(chunk_of[f], f, float(-best[f])) for f in ranked.tolist()]
 
 
-def _rows_for(con: sqlite3.Connection, best):
-    if not best:
-        return []
-    fids = [b[1] for b in best]
-    paths = dict(con.execute(f"SELECT id, path FROM files WHERE id IN ({','.join('?' * len(fids))})", fids))
-    rowids = [b[0] for b in best]
-    texts = {
+def _scores_small(sent, postings, n_rows, norm, rowid_of) -> dict[int, float]:
+    """_scores for a question whose postings are short, in plain Python: numpy's fixed cost
+    per call is most of such a question. The same double operations in the same order
+    (Python's floats are IEEE doubles, as numpy's float64), so the same sums: rowid -> score."""
+    acc: dict[int, float] = {}
+    for term in sent:
+        p = postings.get(term)
+        if p is None:
+            continue
+        n_hit = len(p.slots)
+        idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+        if idf <= 0.0:
+            idf = IDF_FLOOR
+        for slot, tf in zip(p.slots.tolist(), p.tf.tolist()):
+            r = rowid_of[slot]
+            acc[r] = acc.get(r, 0.0) + idf * ((tf * (K1 + 1.0)) / (tf + norm[slot]))
+    return acc
+
+
+def _best_per_file_small(acc: dict[int, float], limit: int) -> list[tuple[int, int, float]]:
+    """_best_per_file over rowid -> score in plain Python: a file at its best chunk (the lowest
+    rowid among equal bests), the `limit` best files by bm25 then file id."""
+    best: dict[int, tuple[float, int]] = {}
+    for rowid in sorted(acc):
+        score = acc[rowid]
+        if score == 0.0:
+            continue  # as np.flatnonzero: a chunk that scored nothing is no match
+        fid = rowid >> FILE_SHIFT
+        had = best.get(fid)
+        if had is None or score > had[0]:
+            best[fid] = (score, rowid)
+    ranked = sorted(best, key=lambda f: (-best[f][0], f))[:limit]
+    return [(best[f][1], f, -best[f][0]) for f in ranked]
+
+
+def _texts(con: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+    if not rowids:
+        return {}
+    return {
         r[0]: (r[1], r[2], r[3])
         for r in con.execute(
             f"SELECT rowid, heading_path, body, line FROM chunks WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
     }
-    out = []
-    for rowid, fid, score in best:
-        if fid not in paths:
-            continue
-        hp, body, line = texts[rowid]
-        out.append((paths[fid], score, hp, body, line))
-    out.sort(key=lambda r: (r[1], r[0]))  # ties in bm25 by path, as TextIndex.search
-    return out

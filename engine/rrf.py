@@ -32,6 +32,41 @@ def rrf(*rankings: list[str]) -> list[tuple[str, float, list[int | None]]]:
     return fused
 
 
+def rrf_top(keyword: list[str], text: list[str], limit: int) -> list[tuple[str, float, list[int | None]]]:
+    """rrf(keyword, text)[:limit], without scoring and sorting every keyword-ranked id.
+
+    An id only the keyword list ranks scores 1/(RRF_K + its rank), so those ids fall in rank
+    order, each strictly below the one before: past the first `limit` of them none can reach
+    the page. The candidates are the text list's ids and those first `limit`, fused as rrf
+    fuses them, so every score and every tie is decided exactly as the whole list decides it.
+    (A common word ranks thousands of keyword entries and a page shows five.)
+    """
+    in_text = set(text)
+    head: list[str] = []
+    for ident in keyword:
+        if len(head) >= limit:
+            break
+        if ident not in in_text and ident not in head:
+            head.append(ident)
+    if len(head) < limit:
+        return rrf(keyword, text)[:limit]
+    # The kept ids at the ranks the whole lists give them (an id's first place in each list),
+    # so every score is the float rrf computes and every tie is broken as it breaks it.
+    first_in_keyword = dict(zip(reversed(keyword), range(len(keyword), 0, -1)))
+    ranks: dict[str, list[int | None]] = {ident: [first_in_keyword[ident], None] for ident in head}
+    for pos, ident in enumerate(text, start=1):
+        r = ranks.setdefault(ident, [first_in_keyword.get(ident), None])
+        if r[1] is None:
+            r[1] = pos
+    fused = []
+    for ident, rs in ranks.items():
+        score = sum(1.0 / (RRF_K + r) for r in rs if r is not None)
+        fused.append((ident, score, rs))
+    big = 1 << 30
+    fused.sort(key=lambda f: (-f[1], *(r if r is not None else big for r in f[2]), f[0]))
+    return fused[:limit]
+
+
 def parts(ranks: dict[str, int | None]) -> tuple[Term, ...]:
     """One row's RRF score as labelled terms, one per ranked list (label -> 1-based rank, None
     when that list did not rank it), then the sum: the arithmetic a surface prints."""

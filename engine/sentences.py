@@ -31,3 +31,6 @@ MISS_UNWRITTEN = "the log could not be written"  # when the error itself says no
 
 # The index.
 INDEX_REBUILT = "the index was damaged and has been rebuilt from the notes"
+# An index another version of kb wrote (an upgrade changed the schema) is rebuilt too; it is
+# not damage, and saying so would alarm every user on every upgrade.
+INDEX_REBUILT_VERSION = "the index was written by another version of kb and has been rebuilt from the notes"

@@ -145,6 +145,11 @@ def stem_text(text: str, language: str | None = None) -> str:
 def stem_question(question: str, terms: list[str]) -> list[str]:
     """Each content term's stem in the question's language (both when it does not say),
     first-seen order, each once."""
+    return list(_stem_question(question, tuple(terms)))
+
+
+@lru_cache(maxsize=4096)  # one question is stemmed once, not once per base it is asked of
+def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
     said = language_of(words(question))
     out: dict[str, None] = {}
     for t in terms:
@@ -155,4 +160,4 @@ def stem_question(question: str, terms: list[str]) -> list[str]:
             # nearly every note: such a stem is not asked for; the word itself still is.
             if stem == t or stem not in STOPWORDS:
                 out.setdefault(stem, None)
-    return list(out)
+    return tuple(out)

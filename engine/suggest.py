@@ -13,7 +13,7 @@ once per normalised form, because it is the base's own vocabulary being shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .normalize import terms, words
@@ -44,6 +44,9 @@ class _Vocabulary:
     words_of: tuple[tuple[str, ...], ...]  # each key's content words
     by_gram: dict[str, tuple[str, ...]]  # trigram -> content words carrying it
     keys_of: dict[str, tuple[int, ...]]  # content word -> indexes into keys
+    # question word -> (key index, Dice) of the keys it reaches: a long miss log says the same
+    # words thousands of times, so each is aligned against the vocabulary once
+    reached: dict[str, tuple[tuple[int, float], ...]] = field(default_factory=dict, compare=False)
 
 
 @lru_cache(maxsize=8)
@@ -73,6 +76,42 @@ def _prepare(keys: tuple[str, ...]) -> _Vocabulary:
     )
 
 
+def _reach(vocab: _Vocabulary, q: str) -> tuple[tuple[int, float], ...]:
+    """(key index, score) for every key one of whose words is spelled like `q`, each key at
+    its best word, in the order the keys were first reached."""
+    gq = trigrams(q)
+    shared: dict[str, int] = {}
+    for g in gq:
+        for w in vocab.by_gram.get(g, ()):
+            shared[w] = shared.get(w, 0) + 1
+    best: dict[int, float] = {}
+    for w, n in shared.items():
+        score = 2.0 * n / (len(gq) + len(trigrams(w)))
+        if score < SUGGEST_MIN_DICE:
+            continue
+        for i in vocab.keys_of[w]:
+            if score > best.get(i, 0.0):
+                best[i] = score
+    return tuple(best.items())
+
+
+_LAST: list = [(None, None)]  # (the last key tuple seen, its vocabulary), swapped as one value
+REACHED_CAP = 100_000  # words remembered per vocabulary; past it the memory starts over
+
+
+def _prepared(keys) -> _Vocabulary:
+    """_prepare, without hashing every key again when the caller hands the same tuple (the
+    catalogue's keys_as_written, one tuple per catalogue): tens of thousands of keys hashed
+    per refusal was a measurable part of a miss."""
+    last_keys, vocab = _LAST[0]
+    if keys is last_keys and vocab is not None:
+        return vocab
+    vocab = _prepare(tuple(keys))
+    if isinstance(keys, tuple):
+        _LAST[0] = (keys, vocab)
+    return vocab
+
+
 def suggest(question_terms: list[str], keys: list[str], limit: int = SUGGEST_MAX) -> list[str]:
     """Keys spelled like the question's words, best first (ties alphabetical), at most `limit`.
 
@@ -81,20 +120,16 @@ def suggest(question_terms: list[str], keys: list[str], limit: int = SUGGEST_MAX
     """
     if not question_terms or not keys:
         return []
-    vocab = _prepare(tuple(keys))
+    vocab = _prepared(keys)
     best: dict[int, float] = {}
     for q in dict.fromkeys(question_terms):
-        gq = trigrams(q)
-        shared: dict[str, int] = {}
-        for g in gq:
-            for w in vocab.by_gram.get(g, ()):
-                shared[w] = shared.get(w, 0) + 1
-        for w, n in shared.items():
-            score = 2.0 * n / (len(gq) + len(trigrams(w)))
-            if score < SUGGEST_MIN_DICE:
-                continue
-            for i in vocab.keys_of[w]:
-                if score > best.get(i, 0.0):
-                    best[i] = score
+        reached = vocab.reached.get(q)
+        if reached is None:
+            if len(vocab.reached) >= REACHED_CAP:
+                vocab.reached.clear()
+            reached = vocab.reached[q] = _reach(vocab, q)
+        for i, score in reached:
+            if score > best.get(i, 0.0):
+                best[i] = score
     ranked = sorted(best.items(), key=lambda kv: (-kv[1], vocab.keys[kv[0]][0]))
     return [vocab.keys[i][1] for i, _ in ranked[:limit]]

@@ -48,6 +48,7 @@ class TextIndex:
         self._pinned: sqlite3.Connection | None = None  # conn()'s, for the bench and the tests
         self._write_lock = threading.RLock()  # re-entered: update() may find the file damaged
         self.was_rebuilt = False
+        self.rebuilt_for_version = False  # the rebuild was an upgrade, not damage
         # When the file cannot be made or written (a read-only fleet, a full disk, `.kb` that is
         # not a directory), one connection to an index in memory serves this process instead:
         # the answer is still served, and says so.
@@ -114,12 +115,17 @@ class TextIndex:
         if self._memory is not None:
             return self._memory
         con = None
+        other_version = False
         try:
             con = self._connect()
             version = con.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
                 tables = con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
                 if tables:
+                    # Ours from another version of kb (an upgrade): replaced below as damage
+                    # is, but said apart. Another program's database is not ours at all.
+                    ours = {"files", "chunks"} <= {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+                    other_version = version > 0 and ours
                     raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
                 create_schema(con)
             else:
@@ -137,6 +143,7 @@ class TextIndex:
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
                 raise
+            self.rebuilt_for_version = other_version
             return self._replace_damaged()
 
     def _in_memory(self, why: str) -> sqlite3.Connection:
@@ -310,5 +317,6 @@ class TextIndex:
         if self.memory_why is not None:
             report.skipped.insert(0, self._memory_line())
         report.rebuilt = self.was_rebuilt
+        report.rebuilt_for_version = self.was_rebuilt and self.rebuilt_for_version
         report.seconds = time.perf_counter() - t0
         return report

@@ -10,7 +10,39 @@ caller downstream has to remember which way a number points.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Callable, Protocol
+
+
+class ChunkText:
+    """A hit's best chunk: (heading path, text, first line), held, or read when first asked for.
+
+    A question ranks 50 files per base and shows a handful: the resident leg reads the text
+    of only the hits something reads (a passage on a shown row), one primary-key lookup each,
+    instead of all 50 per base per question. Equal when the chunks are equal, as a tuple is.
+    """
+
+    __slots__ = ("_value", "_load", "_key")
+
+    def __init__(self, value: tuple[str, str, int] | None = None,
+                 load: Callable[[int], tuple[str, str, int]] | None = None, key: int = 0):
+        self._value = value
+        self._load = load  # called with `key` (the chunk's rowid) on the first read
+        self._key = key
+
+    def get(self) -> tuple[str, str, int]:
+        if self._value is None:
+            self._value = self._load(self._key)  # two threads may both read it: the same value either way
+            self._load = None
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChunkText) and self.get() == other.get()
+
+    def __hash__(self) -> int:
+        return hash(self.get())
+
+    def __repr__(self) -> str:
+        return f"ChunkText({self._value!r})" if self._value is not None else "ChunkText(<not read yet>)"
 
 
 @dataclass(frozen=True)
@@ -19,9 +51,19 @@ class TextMatch:
 
     path: str
     score: float  # higher is better: FTS5's bm25() negated, exactly
-    heading_path: str
-    text: str
-    line: int
+    chunk: ChunkText
+
+    @property
+    def heading_path(self) -> str:
+        return self.chunk.get()[0]
+
+    @property
+    def text(self) -> str:
+        return self.chunk.get()[1]
+
+    @property
+    def line(self) -> int:
+        return self.chunk.get()[2]
 
 
 class TextSearch(Protocol):
@@ -33,7 +75,7 @@ class TextSearch(Protocol):
 
 def from_rows(rows) -> list[TextMatch]:
     """TextIndex.search's (path, bm25, heading_path, text, line) rows as matches."""
-    return [TextMatch(path, -bm25, hp, body, line) for path, bm25, hp, body, line in rows]
+    return [TextMatch(path, -bm25, ChunkText((hp, body, line))) for path, bm25, hp, body, line in rows]
 
 
 class Fts5TextSearch:

@@ -666,6 +666,18 @@ def render_sweep(runs: list[dict[str, Any]]) -> str:
             f" {fr.get('rss_mb', 0):>5.0f}M {_ms((fr.get('route_json_wall_ms') or {}).get('median')):>8}"
             f" {_pct(bm.get('top10_agreement')):>6}"
         )
+    # The resident leg beside FTS5, the bare query and bm25s on the same chunks (median / p95).
+    head2 = (f"{'chunks':>8} {'FTS5 text':>15} {'resident text':>15} {'bare FTS5':>15} {'bm25s':>15}"
+             f" {'fused, FTS5':>15} {'fused, resident':>15} {'build':>7}")
+    lines += ["", "the text leg's engines, per question (median / p95)", head2]
+    for r in runs:
+        lat, bm = r["latency_ms"], (r.get("bm25s") or {}).get("query_ms")
+        pair = lambda d: "-" if not d else f"{d['median']:.2f} / {d['p95']:.2f}"  # noqa: E731
+        lines.append(
+            f"{r['fleet']['chunks']:>8,} {pair(lat.get('text')):>15} {pair(lat.get('resident_text')):>15}"
+            f" {pair(lat.get('fts5_bare')):>15} {pair(bm):>15} {pair(lat.get('fused')):>15}"
+            f" {pair(lat.get('resident_fused')):>15} {_s((r.get('resident') or {}).get('build_s')):>7}"
+        )
     lines.append("(milliseconds unless marked; load average before/after each run is in --json)")
     return "\n".join(lines)
 
@@ -706,15 +718,26 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
     off = [(r["fleet"]["chunks"], r["pruning"]["off"]["fused"]["p95"]) for r in runs if "off" in r["pruning"]]
     if off:
         ax.plot([x for x, _ in off], [y for _, y in off], "x:", color="tab:purple", label="fused p95, pruning off")
+    # bm25s in process on the same chunks and terms: the reference the resident leg is held to.
+    bm = [(r["fleet"]["chunks"], r["bm25s"]["query_ms"]) for r in runs if (r.get("bm25s") or {}).get("query_ms")]
+    if bm:
+        ax.plot([x for x, _ in bm], [d["median"] for _, d in bm], "^-", color="tab:brown", label="bm25s in process, median")
+        ax.plot([x for x, _ in bm], [d["p95"] for _, d in bm], "^--", color="tab:brown", alpha=0.7, label="bm25s in process, p95")
+    # A fresh `kb route --json` is one whole process, not one question: its wall on the same axis.
+    walls = [(r["fleet"]["chunks"], r["fresh"]["route_json_wall_ms"]) for r in runs
+             if ((r.get("fresh") or {}).get("route_json_wall_ms") or {}).get("n")]
+    if walls:
+        ax.plot([x for x, _ in walls], [d["median"] for _, d in walls], "D-", color="black",
+                label="fresh kb route --json, wall median")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("chunks in the fleet")
-    ax.set_ylabel("ms per question")
+    ax.set_ylabel("ms per question (a fresh process: ms per run)")
     loads = ", ".join(_loadtxt(r["machine"].get("load_before"))[:4] for r in runs)
     m = runs[0]["machine"] if runs else {}
     ax.set_title(f"kb bench: latency vs haystack size ({m.get('cpus', '?')} CPUs, load {loads})", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=6, loc="upper left", ncol=2)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

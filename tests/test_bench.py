@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import engine.fts5search as fts
-from kbtools.bench import dist, load_questions, p95
+from kbtools.bench import dist, load_questions, p95, plot
 from engine.cli import main as kb
 from kbtools.haystack import generate
 from engine.memory import Memory
@@ -73,9 +73,29 @@ def test_the_sweep_generates_measures_and_plots(tmp_path, capsys):
     out = _run(capsys, "--sweep", "60,120", "--dir", str(tmp_path / "hay"), "--bases", "2", "--sweep-questions", "8",
                "--repeat", "1", "--no-fresh", "--no-index", "--no-bm25s", "--plot", str(svg), "--quiet")
     assert "growth, per haystack" in out
+    assert "the text leg's engines" in out and out.count("/") > 8  # the resident leg beside FTS5, per size
     assert out.count("kb bench  ") == 2
     assert (tmp_path / "hay" / "h60-s8-b2" / "haystack.json").is_file()
-    assert svg.read_text().lstrip().startswith("<?xml")
+    drawn = svg.read_text()
+    assert drawn.lstrip().startswith("<?xml")
+    assert "resident text leg, median" in drawn and "bare FTS5 (rank), p95" in drawn
+
+
+def test_the_plot_draws_bm25s_and_the_fresh_process(tiny, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    run = json.loads(_run(capsys, str(tiny), "--json", "--repeat", "1", "--no-fresh", "--no-index", "--no-bm25s",
+                          "--quiet"))
+    # The two series come from the bm25s and fresh-process parts of a full run, skipped above
+    # for time: a second size with those parts filled in from this run's own figures.
+    bigger = json.loads(json.dumps(run))
+    bigger["fleet"]["chunks"] *= 10
+    for r in (run, bigger):
+        r["bm25s"] = {"query_ms": r["latency_ms"]["resident_text"]}
+        r["fresh"] = {"route_json_wall_ms": r["latency_ms"]["fused"]}
+    svg = tmp_path / "growth.svg"
+    plot([run, bigger], str(svg))
+    drawn = svg.read_text()
+    assert "bm25s in process, median" in drawn and "fresh kb route" in drawn
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

@@ -100,6 +100,34 @@ class OldCatalogue:
         return out
 
 
+class _OldRanking(list):
+    """The reference's list of Scored, read through the accessors Memory reads a ranking by
+    now (engine.catalogue.Ranking); nothing computed here."""
+
+    def entry_at(self, k):
+        return self[k].entry
+
+    def score_at(self, k):
+        return self[k].score
+
+    def ids(self):
+        return [s.entry.id for s in self]
+
+    def bases(self):
+        return [s.entry.base for s in self]
+
+    def species(self):
+        return [s.entry.species for s in self]
+
+    def scores(self):
+        return [s.score for s in self]
+
+
+class _OldCatalogueRanked(OldCatalogue):
+    def score(self, segments):
+        return _OldRanking(super().score(segments))
+
+
 def _old_why(e: Entry, w: str, key_weight: float) -> str:
     bits = []
     if key_weight:
@@ -206,12 +234,12 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
 
     def old_catalogue(openings):
         # The reference builds its catalogue from every record, as before the opening cache.
-        return OldCatalogue([
+        return _OldCatalogueRanked([
             make_entry(name, r.path, r.title, r.purpose, r.species, r.keys)
             for name, op in openings.items() for r in catalogue_cache.Records(op).values() if r.is_entry
         ])
 
-    monkeypatch.setattr(memory_mod, "Catalogue", OldCatalogue)
+    monkeypatch.setattr(memory_mod, "Catalogue", _OldCatalogueRanked)
     monkeypatch.setattr(catalogue_cache, "FleetCatalogue", old_catalogue)
     monkeypatch.setattr(catalogue_cache, "may_match", lambda *args: True)  # every base searched
     monkeypatch.setattr(fts, "search", search)

@@ -162,7 +162,10 @@ def test_a_damaged_index_is_rebuilt_by_route_and_by_index(tmp_path, kind):
 
     damage(db)  # and `kb index` on a damaged file (it once deadlocked on its own lock here)
     r = kb("index", str(fleet), timeout=60)
-    assert ("the index was damaged and has been rebuilt from the notes" in r.stdout) is rebuilt
+    # An index an older kb wrote is rebuilt as damage is, and said to be an upgrade, not damage.
+    upgrade = kind == "an-older-schema"
+    assert ("the index was damaged and has been rebuilt from the notes" in r.stdout) is (rebuilt and not upgrade)
+    assert ("written by another version of kb and has been rebuilt" in r.stdout) is upgrade
     assert "zed: 4 files, 4 entries" in r.stdout
     _sound(db)
     same_answer(kb_json(DEPLOY_Q, fleet), truth)
@@ -672,3 +675,14 @@ def test_a_miss_log_path_that_is_not_a_regular_file(tmp_path):
         assert a["verdict"] == "nothing"
         assert a["miss"]["recorded"] is False and a["miss"]["error"] == f"{target}: not a regular file"
     assert fifo.is_fifo() and folder.is_dir() and not any(folder.iterdir())
+
+
+def test_route_after_an_upgrade_says_the_index_was_rebuilt_for_the_new_version_not_damaged(tmp_path):
+    fleet = _built(tmp_path)
+    _older_schema(fleet / "zed" / ".kb" / "index.db")
+    text = kb("route", DEPLOY_Q, str(fleet)).stdout
+    assert "note:     the index was written by another version of kb and has been rebuilt from the notes" in text
+    assert "damaged" not in text
+    _another = fleet / "steve" / ".kb" / "index.db"
+    _other_sqlite(_another)  # another program's database: that is damage to an index, said so
+    assert "the index was damaged and has been rebuilt" in kb("route", DEPLOY_Q, str(fleet)).stdout

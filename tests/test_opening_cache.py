@@ -154,6 +154,18 @@ def test_a_base_without_the_questions_words_is_not_opened(many, monkeypatch):
     assert total < 0.75 * len(asked) * len(m.indexes)  # common words reach most bases; rare ones few
 
 
+def test_opening_a_current_cache_opens_no_index(demo, monkeypatch):
+    """The stale check and the snapshot of a fresh process, from current caches: no SQLite."""
+    _index(demo)
+    _route(demo, "deploy")
+    opened = []
+    real = catalogue_cache.TextIndex._open_checked
+    monkeypatch.setattr(catalogue_cache.TextIndex, "_open_checked", lambda self: opened.append(1) or real(self))
+    m = Memory(demo)
+    snap = m.snapshot()
+    assert opened == [] and snap.catalogue.n > 0 and all(op.key for op in snap.openings.values())
+
+
 # -- never stale ---------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from conftest import copy_demo
 from engine.memory import Memory
 from engine.normalize import unique_terms
 from engine.resident import ResidentText
+from engine.textsearch import Fts5TextSearch
 
 SETTINGS = settings(
     max_examples=30, deadline=None, derandomize=True,
@@ -49,9 +50,14 @@ def _same(idx, leg, questions) -> None:
         terms = unique_terms(q)
         for prune_above in (10_000, 0):  # 0: every term in more than a quarter of the chunks is pruned
             idx.prune_above = prune_above
-            assert leg.search(terms, 50) == idx.search(terms, 50), (q, prune_above)
-            assert leg.search(terms, 3) == idx.search(terms, 3), (q, prune_above)
+            # Both ways of scoring: numpy arrays (0: every question) and plain Python (every question here).
+            for small in (0, 10**9):
+                leg.small_postings = small
+                assert leg.search(terms, 50) == idx.search(terms, 50), (q, prune_above, small)
+                assert leg.search(terms, 3) == idx.search(terms, 3), (q, prune_above, small)
+                assert leg.matches(terms, 50, q) == Fts5TextSearch(idx).matches(terms, 50, q), (q, prune_above, small)
     idx.prune_above = 10_000
+    del leg.small_postings
 
 
 @SETTINGS
@@ -93,6 +99,37 @@ def test_a_term_fts5_reads_as_a_phrase_is_answered_by_fts5(tmp_path):
     assert leg.token_of("deploy") == "deploy"
     assert leg.token_of("a.b") is None  # two tokens to unicode61: a phrase
     assert leg.search(["a.b", "deploy"], 50) == idx.search(["a.b", "deploy"], 50)
+
+
+def test_equal_chunks_of_one_note_show_the_earlier_both_ways():
+    root = _fleet()
+    try:
+        # Two chunks of one note score the same for "deploy" (same length, one occurrence each).
+        (root / "ana" / "n.md").write_text(
+            "Search for: deploy\n\n## one\n\ndeploy alpha\n\n## two\n\ndeploy gamma\n", encoding="utf-8")
+        (root / "ana" / "m.md").write_text("Search for: other\n\nnothing here\n", encoding="utf-8")
+        idx = Memory(root).indexes["ana"]
+        idx.update()
+        leg = ResidentText(idx)
+        want = idx.search(["deploy"], 50)
+        assert want[0][0][2] == "one"  # FTS5's own: the earlier chunk
+        for small in (0, 10**9):
+            leg.small_postings = small
+            assert leg.search(["deploy"], 50) == want, small
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_resident_hit_reads_its_text_only_when_asked(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    idx = Memory(fleet).indexes["zed"]
+    idx.update()
+    leg = ResidentText(idx)
+    found = leg.matches(["deploy"], 50)
+    assert len(found) > 1
+    assert all("not read yet" in repr(m.chunk) for m in found)  # ranking read no text
+    assert found[0].text == Fts5TextSearch(idx).matches(["deploy"], 50)[0].text
+    assert "not read yet" not in repr(found[0].chunk) and "not read yet" in repr(found[1].chunk)
 
 
 def test_resident_memory_answers_as_a_one_shot(tmp_path):
