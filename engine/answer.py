@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .coverage import coverage_line  # the one wording of the coverage line, on every surface
-from .textsearch import ChunkText
+from .textsearch import ChunkFields, ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
@@ -44,21 +44,13 @@ class KeywordHit:
 
 
 @dataclass(frozen=True)
-class TextHit:
+class TextHit(ChunkFields):
     """One file as the text scorer (FTS5 BM25) ranked it, at its best chunk."""
 
     base: str
     path: str
     score: float  # higher is better: FTS5's bm25() negated (engine/textsearch.py)
     chunk: ChunkText  # the best chunk; the resident leg reads its text only when asked for
-
-    @property
-    def heading_path(self) -> str:
-        return self.chunk.get()[0]
-
-    @property
-    def text(self) -> str:
-        return self.chunk.get()[1]
 
     @property
     def id(self) -> str:

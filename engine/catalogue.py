@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .lazylist import LazyList
 from .normalize import terms
 
 W_KEYWORD = 6.0  # a hand-written key: the strongest single-word signal
@@ -239,7 +239,7 @@ class Catalogue:
         return Scored(e, score, tuple(matched), tuple(parts))
 
 
-class Ranking(Sequence):
+class Ranking(LazyList):
     """The entries that scored, best first: a sequence of Scored, each built when first read.
 
     The order and the scores are computed whole; `entry_at`, `score_at` and `id_at` read them
@@ -248,24 +248,16 @@ class Ranking(Sequence):
 
     def __init__(self, catalogue: Catalogue, order: list[int], scores: list[float], unique: tuple[str, ...],
                  phrases: dict[int, list[tuple[str, float]]]):
+        super().__init__(len(order))
         self._catalogue = catalogue
         self._order = order
         self._scores = scores
         self._unique = unique
         self._phrases = phrases
-        self._built: list[Scored | None] = [None] * len(order)
 
-    def __len__(self) -> int:
-        return len(self._order)
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
-        s = self._built[k]
-        if s is None:
-            i = self._order[k]
-            s = self._built[k] = self._catalogue.explain(i, self._scores[k], self._unique, self._phrases.get(i, []))
-        return s
+    def _build(self, k: int) -> Scored:
+        i = self._order[k]
+        return self._catalogue.explain(i, self._scores[k], self._unique, self._phrases.get(i, []))
 
     def entry_at(self, k: int) -> Entry:
         return self._catalogue.entries[self._order[k]]
@@ -284,13 +276,6 @@ class Ranking(Sequence):
 
     def scores(self) -> list[float]:
         return list(self._scores)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Sequence, list)) and not isinstance(other, str):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Ranking({len(self)} entries)"

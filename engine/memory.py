@@ -21,7 +21,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Iterator
 
 from . import gate as gate_mod
@@ -47,6 +46,7 @@ from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
+from .lazylist import LazyList
 from .misses import misses_path, record
 from .clean import repaired
 from .nofollow import LinkRefused
@@ -676,35 +676,20 @@ def _keyword_hit(s: Scored) -> KeywordHit:
     )
 
 
-class KeywordHits(Sequence):
+class KeywordHits(LazyList):
     """The keyword ranking as KeywordHits, each built when first read: a question with a
     common word scores a quarter of a large fleet, and a surface shows a handful of them.
     Compares equal to a list or tuple of the same hits."""
 
     def __init__(self, ranking: Ranking):
+        super().__init__(len(ranking))
         self.ranking = ranking
-        self._built: list[KeywordHit | None] = [None] * len(ranking)
 
-    def __len__(self) -> int:
-        return len(self._built)
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
-        hit = self._built[k]
-        if hit is None:
-            hit = self._built[k] = _keyword_hit(self.ranking[k])
-        return hit
+    def _build(self, k: int) -> KeywordHit:
+        return _keyword_hit(self.ranking[k])
 
     def ids(self) -> list[str]:
         return self.ranking.ids()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Sequence, list)) and not isinstance(other, str):
-            return list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"

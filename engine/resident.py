@@ -44,6 +44,12 @@ _PLAIN_UNICODE61 = re.compile(r"'unicode61(?:\s+remove_diacritics\s+[012])?'")
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 
 
+def _idf(n_rows: int, n_hit: int) -> float:
+    """FTS5's idf for a term in `n_hit` of `n_rows` rows, floored as fts5Bm25Function floors it."""
+    idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+    return IDF_FLOOR if idf <= 0.0 else idf
+
+
 def _varints(blob: bytes) -> list[int]:
     out, i = [], 0
     while i < len(blob):
@@ -281,10 +287,7 @@ class ResidentText:
             p = postings.get(term)
             if p is None:
                 continue
-            n_hit = len(p.slots)
-            idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-            if idf <= 0.0:
-                idf = IDF_FLOOR
+            idf = _idf(n_rows, len(p.slots))
             acc[p.slots] += idf * ((p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots]))
         return acc
 
@@ -341,10 +344,7 @@ def _scores_small(sent, postings, n_rows, norm, rowid_of) -> dict[int, float]:
         p = postings.get(term)
         if p is None:
             continue
-        n_hit = len(p.slots)
-        idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-        if idf <= 0.0:
-            idf = IDF_FLOOR
+        idf = _idf(n_rows, len(p.slots))
         for slot, tf in zip(p.slots.tolist(), p.tf.tolist()):
             r = rowid_of[slot]
             acc[r] = acc.get(r, 0.0) + idf * ((tf * (K1 + 1.0)) / (tf + norm[slot]))

@@ -23,13 +23,7 @@ def rrf(*rankings: list[str]) -> list[tuple[str, float, list[int | None]]]:
             ranks.setdefault(ident, [None] * len(rankings))
             if ranks[ident][li] is None:
                 ranks[ident][li] = pos
-    fused = []
-    for ident, rs in ranks.items():
-        score = sum(1.0 / (RRF_K + r) for r in rs if r is not None)
-        fused.append((ident, score, rs))
-    big = 1 << 30
-    fused.sort(key=lambda f: (-f[1], *(r if r is not None else big for r in f[2]), f[0]))
-    return fused
+    return _ordered(ranks)
 
 
 def rrf_top(keyword: list[str], text: list[str], limit: int) -> list[tuple[str, float, list[int | None]]]:
@@ -58,13 +52,16 @@ def rrf_top(keyword: list[str], text: list[str], limit: int) -> list[tuple[str, 
         r = ranks.setdefault(ident, [first_in_keyword.get(ident), None])
         if r[1] is None:
             r[1] = pos
-    fused = []
-    for ident, rs in ranks.items():
-        score = sum(1.0 / (RRF_K + r) for r in rs if r is not None)
-        fused.append((ident, score, rs))
+    return _ordered(ranks)[:limit]
+
+
+def _ordered(ranks: dict[str, list[int | None]]) -> list[tuple[str, float, list[int | None]]]:
+    """Each id's fused score from its ranks, best first; ties by the better rank in each list
+    in turn (an unranked place counts as last), then by id."""
+    fused = [(ident, sum(1.0 / (RRF_K + r) for r in rs if r is not None), rs) for ident, rs in ranks.items()]
     big = 1 << 30
     fused.sort(key=lambda f: (-f[1], *(r if r is not None else big for r in f[2]), f[0]))
-    return fused[:limit]
+    return fused
 
 
 def parts(ranks: dict[str, int | None]) -> tuple[Term, ...]:

@@ -45,12 +45,9 @@ class ChunkText:
         return f"ChunkText({self._value!r})" if self._value is not None else "ChunkText(<not read yet>)"
 
 
-@dataclass(frozen=True)
-class TextMatch:
-    """One file at its best chunk."""
+class ChunkFields:
+    """The best chunk's fields, read through `self.chunk` (a ChunkText) only when asked for."""
 
-    path: str
-    score: float  # higher is better: FTS5's bm25() negated, exactly
     chunk: ChunkText
 
     @property
@@ -64,6 +61,15 @@ class TextMatch:
     @property
     def line(self) -> int:
         return self.chunk.get()[2]
+
+
+@dataclass(frozen=True)
+class TextMatch(ChunkFields):
+    """One file at its best chunk."""
+
+    path: str
+    score: float  # higher is better: FTS5's bm25() negated, exactly
+    chunk: ChunkText
 
 
 class TextSearch(Protocol):
