@@ -631,13 +631,14 @@ class Memory:
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
-        kw_at = {ident: k for k, ident in enumerate(_ids(keyword))}
         text_by_id = {h.id: h for h in text_hits}
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
             rec = snap.records.get(base, {}).get(path)
-            k = keyword[kw_at[ident]] if ident in kw_at else None
+            # The fusion carries the row's 1-based keyword rank (an id ranks once there), so
+            # no map of every ranked id is made for a page of five.
+            k = keyword[krank - 1] if krank else None
             t = text_by_id.get(ident)
             why = " + ".join(
                 p for p in (f"keywords #{krank}" if krank else "", f"text #{trank}" if trank else "") if p
