@@ -318,21 +318,31 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tupl
     """(best chunk's rowid, file id, bm25) of the `limit` best files, as fts5search.best_files_exact:
     a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
 
-    `rowids` ascend. Each file's best is one pass (maximum.at over file ids); only the files'
-    bests are sorted, never every matching chunk (a common word matches thousands).
+    `rowids` ascend, and a file's rowids are one run (its id is their high bits), so each
+    file's best is a reduction over its run and nothing is sorted but the files' bests; only
+    the `limit` kept are turned into Python values (a common word matches thousands of files).
     """
     import numpy as np
 
     fids = rowids >> FILE_SHIFT
-    best = np.full(int(fids[-1]) + 1, -np.inf)
-    np.maximum.at(best, fids, acc)
-    files = np.flatnonzero(best > -np.inf)
-    bm25 = -best[files]  # fts5 returns -1.0 * score: the exact negation
-    ranked = files[np.lexsort((files, bm25))][:limit]
-    at_best = np.flatnonzero(acc == best[fids])  # ascending: a file's first is its lowest rowid
-    first_fid, first_at = np.unique(fids[at_best], return_index=True)
-    chunk_of = dict(zip(first_fid.tolist(), rowids[at_best[first_at]].tolist()))
-    return [(chunk_of[f], f, float(-best[f])) for f in ranked.tolist()]
+    starts = np.flatnonzero(np.concatenate(([True], fids[1:] != fids[:-1])))  # each file's first hit
+    best = np.maximum.reduceat(acc, starts)
+    # The files ascend, so a stable sort on bm25 orders ties by file id. fts5 returns -1.0 *
+    # score: the exact negation.
+    bm25 = -best
+    if len(bm25) > limit:
+        # Only what can reach the first `limit` is sorted: everything at or better than the
+        # limit-th best bm25 (ties at the cut included, then cut after the stable sort).
+        cut = np.partition(bm25, limit - 1)[limit - 1] if limit > 0 else -np.inf
+        keep = np.flatnonzero(bm25 <= cut)
+        ranked = keep[np.argsort(bm25[keep], kind="stable")][:limit]
+    else:
+        ranked = np.argsort(bm25, kind="stable")
+    # A file's chunk: the first in its run whose score is its best (the lowest rowid among equals).
+    at_best = np.flatnonzero(acc == np.repeat(best, np.diff(np.append(starts, len(fids)))))
+    run = fids[at_best]
+    first = at_best[np.concatenate(([True], run[1:] != run[:-1]))]  # one per file, in file order
+    return list(zip(rowids[first[ranked]].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()))
 
 
 def _scores_small(sent, postings, n_rows, norm, rowid_of) -> dict[int, float]:
