@@ -136,6 +136,7 @@ class Catalogue:
         # word -> (entry indexes, weights), a one-word key's 6 plus the word's title, stem and
         # purpose weights there.
         self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        self._contributions: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._phrases = dict(phrase_index)
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
         self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
@@ -209,15 +210,31 @@ class Catalogue:
                 m.append((written, mean_idf))
         get = scores.get
         for w in unique:
-            posting = self._weights_of(w)
-            if not posting[0]:
+            entries, adds = self._contributions_of(w)
+            if not entries:
                 continue
-            idf = idf_of(w)
-            for i, weight in zip(*posting):
-                scores[i] = get(i, 0.0) + weight * idf
-        # Entries are held in id order, so the index breaks a tie exactly as the path does.
-        order = sorted((i for i, s in scores.items() if s > 0), key=lambda i: (-scores[i], i))
+            if not scores:  # 0.0 + x is x: the first word's sums are its contributions
+                scores.update(zip(entries, adds))
+                continue
+            for i, add in zip(entries, adds):
+                scores[i] = get(i, 0.0) + add
+        # Entries are held in id order, so the index breaks a tie exactly as the path does:
+        # ascending ids, then a stable sort by score, best first (Python's reverse sort keeps
+        # equal items in their order), is the order of the key (-score, id) without a tuple
+        # per entry (a common word scores thousands).
+        order = sorted(i for i, s in scores.items() if s > 0)
+        order.sort(key=scores.__getitem__, reverse=True)
         return Ranking(self, order, [scores[i] for i in order], tuple(unique), phrases)
+
+    def _contributions_of(self, w: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """(entry indexes, weight x idf(w) for each): a word's part of each entry's score, the
+        same product score() added per question, made once per catalogue (idf is fixed here)."""
+        got = self._contributions.get(w)
+        if got is None:
+            entries, weights = self._weights_of(w)
+            idf = self.idf(w) if entries else 0.0
+            got = self._contributions[w] = (entries, tuple([weight * idf for weight in weights]))
+        return got
 
     def explain(self, i: int, score: float, unique: tuple[str, ...], phrases: list[tuple[str, float]]) -> Scored:
         """Entry i's Scored: what it matched and the arithmetic, in the order score() added them."""

@@ -42,6 +42,7 @@ import os
 import re
 import stat
 import sys
+import threading
 import time
 import weakref
 import zlib
@@ -453,22 +454,31 @@ class FleetCatalogue(Catalogue):
         self._postings = _Postings(words, 0)  # type: ignore[assignment]
         self._phrases = _Postings(words, 1)  # type: ignore[assignment]
         self._weights = {}
+        self._contributions = {}
         self._keys_written = None
-        self._columns: dict[str, dict[int, str]] = {"ids": {}, "bases": {}, "species": {}}
+        self._columns: dict[str, list] = {}
+        self._unfilled: dict[str, int] = {}
+        self._filling = threading.Lock()
 
     def column(self, name: str, order: list[int]) -> list[str]:
         # Only the ranked entries are decoded (Catalogue holds the whole columns), and each
         # value is kept: the fold and the fusion read three columns of every ranked entry per
         # question, and decoding them each time was a third of a resident answer at 60,000 chunks.
-        values = self._columns[name]
-        try:
-            return [values[i] for i in order]
-        except KeyError:
+        values = self._columns.get(name)
+        if values is None:
+            values = self._columns[name] = [None] * self.n
+            self._unfilled[name] = self.n
+        out = [values[i] for i in order]
+        if self._unfilled[name] and None in out:
             attr = {"ids": "id", "bases": "base", "species": "species"}[name]
-            for i in order:
-                if i not in values:
-                    values[i] = getattr(self.entries[i], attr)
-            return [values[i] for i in order]
+            with self._filling:  # the count says "all filled" only once every value is there
+                for k, i in enumerate(order):
+                    if out[k] is None:
+                        if values[i] is None:
+                            values[i] = getattr(self.entries[i], attr)
+                            self._unfilled[name] -= 1
+                        out[k] = values[i]
+        return out
 
 
 _CODE_STAMP = _source_digest()  # four small files read once, at import
