@@ -37,6 +37,10 @@ from .textindex import TextIndex
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6
+# Short postings kept as Python (rowid, weight) pairs, ~100 bytes each: past this many the
+# memory starts over (~20 MB). The numpy weights need no cap: 8 bytes a posting at most, half
+# of what the postings themselves hold.
+PAIRS_KEPT = 200_000
 
 # unicode61 with at most its diacritics option: no tokenchars, separators or wrapper, so an
 # ASCII run of lowercase letters and digits is one token, itself (FTS5's unicode61 rules).
@@ -120,11 +124,16 @@ class ResidentText:
         # changes only with the totals, so it is computed here and not per question.
         avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
         self.norm = K1 * (1 - B + B * self.length / avgdl)
-        # The same values as Python objects, for the short-postings path; the paths by file id,
-        # so a hit costs no lookup in the files table.
-        self._norm_list = self.norm.tolist()
+        # The rowids as Python values, for the short-postings path; the paths by file id, so a
+        # hit costs no lookup in the files table.
         self._rowid_list = self.rowids.tolist()
         self._paths = {fid: path for fid, path, _hash in self._files}
+        # Per term asked, its postings' part of bm25 that is not idf, (tf * (k1 + 1)) / (tf +
+        # norm), made once: the same double operations FTS5 does, done the first time a
+        # question sends the term rather than every time. A new dict with every new norm (the
+        # totals moved), so a question holds the weights of the postings it holds.
+        self._weights: dict[str, np.ndarray] = {}
+        self._pairs = _Pairs()  # the same, as (rowid, weight), for short postings
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
@@ -137,7 +146,8 @@ class ResidentText:
         gone = [k for k in self._files if k not in now]
         new = [k for k in now if k not in self._files]
         if not gone and not new:
-            self._totals(con)
+            with self._lock:
+                self._totals(con)
             return
         with self._lock:
             keep = np.ones(len(self.rowids), dtype=bool)
@@ -249,17 +259,17 @@ class ResidentText:
             return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
-            as_lists = (self._norm_list, self._rowid_list)
+            weights, pairs, rowid_list = self._weights, self._pairs, self._rowid_list
         sent = self._sent(terms, postings, n_rows)
         found = [postings[t] for t in sent if t in postings]
         if not found:
             return [], sent
         if sum(len(p.slots) for p in found) <= self.small_postings:
-            best = _best_per_file_small(_scores_small(sent, postings, n_rows, *as_lists), limit)
+            best = _best_per_file_small(_scores_small(sent, postings, n_rows, norm, rowid_list, weights, pairs), limit)
         else:
             import numpy as np
 
-            acc = self._scores(sent, postings, norm, n_rows)
+            acc = self._scores(sent, postings, norm, n_rows, weights)
             hit = np.flatnonzero(acc)
             if hit.size == 0:
                 return [], sent
@@ -277,9 +287,10 @@ class ResidentText:
         return [t for t in terms if t not in postings or len(postings[t].slots) <= cutoff]
 
     @staticmethod
-    def _scores(sent, postings, norm, n_rows) -> np.ndarray:
+    def _scores(sent, postings, norm, n_rows, weights: dict | None = None) -> np.ndarray:
         """FTS5's bm25 with the sign turned: phrase by phrase, in the expression's order, the
-        same double operations as fts5Bm25Function, so the sums are the same to the bit."""
+        same double operations as fts5Bm25Function, so the sums are the same to the bit:
+        idf * ((tf * (k1 + 1)) / (tf + norm)), the parenthesised part kept per term in `weights`."""
         import numpy as np
 
         acc = np.zeros(len(norm), dtype=np.float64)
@@ -288,8 +299,21 @@ class ResidentText:
             if p is None:
                 continue
             idf = _idf(n_rows, len(p.slots))
-            acc[p.slots] += idf * ((p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots]))
+            acc[p.slots] += idf * _weight(term, p, norm, weights)
         return acc
+
+
+class _Pairs(dict):
+    """term -> its (rowid, weight) pairs, holding at most about PAIRS_KEPT of them."""
+
+    held = 0
+
+    def keep(self, term: str, pairs: list[tuple[int, float]]) -> None:
+        if self.held + len(pairs) > PAIRS_KEPT:
+            self.clear()
+            self.held = 0
+        self[term] = pairs
+        self.held += len(pairs)
 
 
 def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:
@@ -345,19 +369,36 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tupl
     return list(zip(rowids[first[ranked]].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()))
 
 
-def _scores_small(sent, postings, n_rows, norm, rowid_of) -> dict[int, float]:
+def _weight(term: str, p: _Postings, norm, weights: dict | None):
+    """(tf * (k1 + 1)) / (tf + norm) over the term's postings (numpy), kept in `weights`."""
+    w = weights.get(term) if weights is not None else None
+    if w is None:
+        w = (p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots])
+        if weights is not None:
+            weights[term] = w
+    return w
+
+
+def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None = None,
+                  pairs_of: dict | None = None) -> dict[int, float]:
     """_scores for a question whose postings are short, in plain Python: numpy's fixed cost
     per call is most of such a question. The same double operations in the same order
-    (Python's floats are IEEE doubles, as numpy's float64), so the same sums: rowid -> score."""
+    (Python's floats are IEEE doubles, as numpy's float64, and numpy does each element's
+    operations as Python would), so the same sums: rowid -> score."""
     acc: dict[int, float] = {}
+    get = acc.get
     for term in sent:
         p = postings.get(term)
         if p is None:
             continue
         idf = _idf(n_rows, len(p.slots))
-        for slot, tf in zip(p.slots.tolist(), p.tf.tolist()):
-            r = rowid_of[slot]
-            acc[r] = acc.get(r, 0.0) + idf * ((tf * (K1 + 1.0)) / (tf + norm[slot]))
+        pairs = pairs_of.get(term) if pairs_of is not None else None
+        if pairs is None:  # the term's (rowid, weight) pairs as Python values, kept beside its array
+            pairs = list(zip([rowid_of[s] for s in p.slots.tolist()], _weight(term, p, norm, weights).tolist()))
+            if pairs_of is not None:
+                pairs_of.keep(term, pairs)
+        for r, w in pairs:
+            acc[r] = get(r, 0.0) + idf * w
     return acc
 
 
