@@ -294,6 +294,14 @@ class Ranking(LazyList):
     def scores(self) -> list[float]:
         return list(self._scores)
 
+    def matched_anywhere(self) -> set[str]:
+        """What any ranked entry matched (the union of every Scored's `matched`), without a
+        Scored each: every phrase found whole, and every question word some entry's
+        vocabulary weighs (such an entry scored above 0, so it is ranked)."""
+        found = {written for matched in self._phrases.values() for written, _ in matched}
+        found.update(w for w in self._unique if self._catalogue._contributions_of(w)[0])
+        return found
+
     def __repr__(self) -> str:
         return f"Ranking({len(self)} entries)"
 

@@ -692,6 +692,18 @@ class KeywordHits(LazyList):
     def ids(self) -> list[str]:
         return self.ranking.ids()
 
+    def score_at(self, k: int) -> float:
+        """hits[k].score, without building the hit."""
+        return self.ranking.score_at(k)
+
+    def id_at(self, k: int) -> str:
+        """hits[k].id, without building the hit."""
+        return self.ranking.entry_at(k).id
+
+    def matched_anywhere(self) -> set[str]:
+        """The union of every hit's `matched`, without building the hits."""
+        return self.ranking.matched_anywhere()
+
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"
 

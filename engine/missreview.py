@@ -182,7 +182,10 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
             advice.append(f"{f.id} holds these words but has no `Search for:` line, so no question can reach it: "
                           "give it one (kb check: E02)")
 
-    matched = {t for k in answer.keyword for m in k.matched for t in _terms_of(m)}
+    keyword = answer.keyword
+    everything = keyword.matched_anywhere() if hasattr(keyword, "matched_anywhere") else {
+        m for k in keyword for m in k.matched}
+    matched = {t for m in everything for t in _terms_of(m)}
     q_terms = terms(q)
     proposal = _propose(memory, q, q_terms, matched, files, n)
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
@@ -236,62 +239,105 @@ def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
 
 @dataclass(frozen=True)
 class _FileKeys:
-    """One file's keys prepared once: their terms, and which keys carry each trigram.
+    """One file's keys prepared once: their terms and trigrams, indexed by trigram, and per
+    question word (and per span run together) the keys spelled near enough to be proposed.
 
-    A key can reach SUGGEST_MIN_DICE only by sharing a trigram with the question: either its
-    words run together share one with a span run together, or one of its words shares one with
-    a question word (the mean of per-word bests needs one best above the floor, and a Dice
-    above 0 needs a shared gram). So only the keys the question's grams reach are measured;
-    the rest could not have been proposed, and the proposal is the one a full scan gives.
+    A pair (span, key) is proposed only at a similarity of SUGGEST_MIN_DICE or more, and its
+    similarity is the larger of two Dice values: the words run together against the key's run
+    together, and the mean over the span's words of each one's best against the key's words.
+    A mean reaches the floor only if one of its parts does, so a key can be proposed for a span
+    only if one of the span's words is spelled near one of its words (`near_word`) or the span
+    run together is spelled near it run together (`near_joined`). Those keys are found through
+    the trigram index, once per distinct word (a long log says the same words thousands of
+    times), and only they are measured: the proposal is the one every pair measured gives.
     """
 
     terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
-    grams: tuple[frozenset[str], ...]  # per key: its words' trigrams and those of the words run together
-    by_gram: dict[str, tuple[int, ...]]  # trigram -> indexes of the keys carrying it
     joined: tuple[frozenset[str], ...]  # per key: the trigrams of its words run together
+    by_word_gram: dict[str, tuple[int, ...]]  # trigram -> the keys one of whose words carries it
+    by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
+    near: dict = field(default_factory=dict, compare=False)  # word or ("joined", text) -> keys near it
+
+    def near_word(self, word: str) -> tuple[int, ...]:
+        """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
+        got = self.near.get(word)
+        if got is None:
+            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
+            got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
+            self._keep(word, got)
+        return got
+
+    def near_joined(self, text: str) -> tuple[int, ...]:
+        """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with
+        `text` (a span's words run together), computed as _propose computes it."""
+        got = self.near.get(("joined", text))
+        if got is None:
+            sj = trigrams(text)
+            shared: dict[int, int] = {}
+            for g in sj:
+                for o in self.by_joined_gram.get(g, ()):
+                    shared[o] = shared.get(o, 0) + 1
+            got = tuple(sorted(o for o, k in shared.items()
+                               if 2.0 * k / (len(sj) + len(self.joined[o])) >= SUGGEST_MIN_DICE))
+            self._keep(("joined", text), got)
+        return got
+
+    def _keep(self, what, keys: tuple[int, ...]) -> None:
+        if len(self.near) >= NEAR_KEPT:
+            self.near.clear()
+        self.near[what] = keys
+
+
+NEAR_KEPT = 100_000  # words remembered per file's keys; past it the memory starts over
 
 
 @lru_cache(maxsize=4096)
 def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
     per_key: list[tuple[str, ...]] = []
-    per_key_grams: list[frozenset[str]] = []
-    by_gram: dict[str, set[int]] = {}
+    joined: list[frozenset[str]] = []
+    by_word_gram: dict[str, set[int]] = {}
+    by_joined_gram: dict[str, set[int]] = {}
     for order, key in enumerate(keys):
         kt = tuple(terms(key))
         per_key.append(kt)
-        grams = _grams_of(kt) if kt else frozenset()
-        per_key_grams.append(grams)
-        for g in grams:
-            by_gram.setdefault(g, set()).add(order)
-    return _FileKeys(tuple(per_key), tuple(per_key_grams), {g: tuple(sorted(ix)) for g, ix in by_gram.items()},
-                     tuple(trigrams("".join(kt)) for kt in per_key))
-
-
-@lru_cache(maxsize=65536)
-def _grams_of(ws: tuple[str, ...]) -> frozenset[str]:
-    """The trigrams a span or a key can share: its words' and those of its words run together."""
-    return trigrams("".join(ws)).union(*(trigrams(w) for w in ws))
+        joined.append(trigrams("".join(kt)))
+        if not kt:
+            continue  # a key of no words is spelled like nothing
+        for w in kt:
+            for g in trigrams(w):
+                by_word_gram.setdefault(g, set()).add(order)
+        for g in joined[-1]:
+            by_joined_gram.setdefault(g, set()).add(order)
+    return _FileKeys(tuple(per_key), tuple(joined), {g: tuple(sorted(ix)) for g, ix in by_word_gram.items()},
+                     {g: tuple(sorted(ix)) for g, ix in by_joined_gram.items()})
 
 
 def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
     spans = [tuple(s) for s in _spans(q_terms, matched)]
     if not spans:
         return None
-    span_grams = [_grams_of(span) for span in spans]
-    span_joined = [trigrams("".join(span)) for span in spans]
-    grams = frozenset().union(*span_grams)
+    span_text = ["".join(span) for span in spans]
+    span_joined = [trigrams(t) for t in span_text]
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
-        reached = sorted({o for g in grams for o in prepared.by_gram.get(g, ())})
-        for order in reached:  # in the file's key order, as the full scan went
-            kt, kg, kj = prepared.terms[order], prepared.grams[order], prepared.joined[order]
+        # Per key that can reach the floor, the spans that can reach it with it.
+        candidates: dict[int, set[int]] = {}
+        for si, span in enumerate(spans):
+            for w in span:
+                for order in prepared.near_word(w):
+                    candidates.setdefault(order, set()).add(si)
+            for order in prepared.near_joined(span_text[si]):
+                candidates.setdefault(order, set()).add(si)
+        for order in sorted(candidates):  # in the file's key order, spans in question order, as the full scan went
+            kt, kj = prepared.terms[order], prepared.joined[order]
             best_word: dict[str, float] = {}  # question word -> its best Dice against this key's words
-            for span, sg, sj in zip(spans, span_grams, span_joined):
-                if span == kt or sg.isdisjoint(kg):
-                    continue  # a word aliased to itself adds nothing; no shared gram, no similarity
+            for si in sorted(candidates[order]):
+                span, sj = spans[si], span_joined[si]
+                if span == kt:
+                    continue  # a word aliased to itself adds nothing
                 # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
                 # or each question word against its best key word; trigrams already in hand.
                 joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
@@ -344,8 +390,10 @@ def _longest_run(q_terms: list[str], ok) -> list[str]:
 def _proved(memory, question, alias, canonical, f: NearFile, basis, sim, n) -> Proposal:
     extra = Alias(tuple(terms(alias)), tuple(terms(canonical)), 0)
     hits = memory.keyword_only(question, extra_aliases=(extra,))
-    score = hits[0].score if hits else 0.0
+    # The top hit's score and id, read without building the hit (its arithmetic is not shown).
+    score = (hits.score_at(0) if hasattr(hits, "score_at") else hits[0].score) if hits else 0.0
+    top = (hits.id_at(0) if hasattr(hits, "id_at") else hits[0].id) if hits else None
     return Proposal(
         line=f"{alias} = {canonical}", alias=alias, canonical=canonical, file=f.id, basis=basis, similarity=sim,
-        verdict_with_it=verdict_for(score, n), top_with_it=hits[0].id if hits else None, score_with_it=score,
+        verdict_with_it=verdict_for(score, n), top_with_it=top, score_with_it=score,
     )
