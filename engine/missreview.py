@@ -143,7 +143,8 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
     q = entry.question
     # No classifier: which file nearly caught it is retrieval; a model call per entry would cost seconds.
-    answer = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
+    # No page either (top=0): the review reads the two rankings, the verdict and the suggestions.
+    answer = memory.ask(q, record_miss=False, with_passages=False, top=0, classify=False)
     snap = memory.snapshot()
     n = snap.catalogue.n
     top_now = answer.keyword_top
@@ -225,10 +226,9 @@ def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
     out = []
     for i in range(len(q_terms)):
         for j in range(i + 1, min(i + MAX_SPAN, len(q_terms)) + 1):
-            span = q_terms[i:j]
-            if any(t in matched for t in span):
+            if q_terms[j - 1] in matched:  # the span so far held none; the word it grows by does
                 break
-            out.append(span)
+            out.append(q_terms[i:j])
     return out
 
 
@@ -256,6 +256,8 @@ class _FileKeys:
     joined: tuple[frozenset[str], ...]  # per key: the trigrams of its words run together
     by_word_gram: dict[str, tuple[int, ...]]  # trigram -> the keys one of whose words carries it
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
+    all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
+    fewest_joined_grams: int  # the fewest such trigrams one key has
     near: dict = field(default_factory=dict, compare=False)  # word or ("joined", text) -> keys near it
 
     def near_word(self, word: str) -> tuple[int, ...]:
@@ -273,6 +275,12 @@ class _FileKeys:
         got = self.near.get(("joined", text))
         if got is None:
             sj = trigrams(text)
+            # No key shares more grams with it than all the keys together: when even that and
+            # the smallest key fall short of the floor, no key is measured.
+            reach = len(sj & self.all_joined_grams)
+            if 2.0 * reach / (len(sj) + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+                self._keep(("joined", text), ())
+                return ()
             shared: dict[int, int] = {}
             for g in sj:
                 for o in self.by_joined_gram.get(g, ()):
@@ -308,8 +316,10 @@ def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
                 by_word_gram.setdefault(g, set()).add(order)
         for g in joined[-1]:
             by_joined_gram.setdefault(g, set()).add(order)
+    spelled = [j for kt, j in zip(per_key, joined) if kt]
     return _FileKeys(tuple(per_key), tuple(joined), {g: tuple(sorted(ix)) for g, ix in by_word_gram.items()},
-                     {g: tuple(sorted(ix)) for g, ix in by_joined_gram.items()})
+                     {g: tuple(sorted(ix)) for g, ix in by_joined_gram.items()},
+                     frozenset().union(*spelled), min((len(j) for j in spelled), default=1))
 
 
 def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):

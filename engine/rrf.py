@@ -35,6 +35,8 @@ def rrf_top(keyword: list[str], text: list[str], limit: int) -> list[tuple[str, 
     fuses them, so every score and every tie is decided exactly as the whole list decides it.
     (A common word ranks thousands of keyword entries and a page shows five.)
     """
+    if limit <= 0:
+        return []  # an empty page (kb misses asks for none: it reads the rankings themselves)
     in_text = set(text)
     head: list[str] = []
     for ident in keyword:
