@@ -400,14 +400,18 @@ class Memory:
     def _answer(self, query: Query, routed: Routed, reading: Reading) -> Answer:
         snap, keyword, text_ids = routed.snap, routed.keyword, [h.id for h in reading.text]
         n = snap.catalogue.n
-        top_score = keyword[0].score if keyword else 0.0
+        # The top two scores and the top id read from the ranking: no hit is built for them
+        # (kb misses re-asks thousands of questions and shows none of these hits).
+        score_at, id_at = (keyword.score_at, keyword.id_at) if isinstance(keyword, KeywordHits) else (
+            lambda k: keyword[k].score, lambda k: keyword[k].id)
+        top_score = score_at(0) if keyword else 0.0
         gate = Gate(
             served=routed.verdict != "nothing", floor=gate_mod.floor_for(n),
             ranked_by_text_only=not keyword and bool(text_ids), entries=n,
             min_entries_to_route=gate_mod.MIN_ENTRIES_TO_ROUTE,
         )
-        margin = keyword[0].score / keyword[1].score if len(keyword) > 1 and keyword[1].score > 0 else None
-        agreement = 1 + (keyword[0].id in text_ids) if keyword else 0
+        margin = top_score / score_at(1) if len(keyword) > 1 and score_at(1) > 0 else None
+        agreement = 1 + (id_at(0) in text_ids) if keyword else 0
         suggestions = () if gate.served else tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
