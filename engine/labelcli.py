@@ -83,7 +83,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
                 files[(b.name, rel)] = (b.root / rel).read_bytes()
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {(b, r): d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    texts = {(b, r): d.decode("utf-8", errors="replace").lstrip("\ufeff") for (b, r), d in files.items()}
     stats = fleet_stats(texts)
     landed: dict[str, list[str]] = {}
     if memory is not None:
@@ -193,6 +193,11 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
         if digest(data) != p.digest:
             refused.append(f"{where}: changed since it was read; run kb label again")
             continue
+        if _read_only(path):
+            # Replacing a file needs only its folder's permission: without this check a note
+            # its owner marked read-only (chmod a-w) was rewritten, root or not.
+            refused.append(f"{where}: read-only (no write permission); make it writable to label it")
+            continue
         try:
             write_atomic(path, apply(data, p, merge=merge))
         except ValueError as e:
@@ -205,17 +210,32 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
     return written, refused
 
 
+def _read_only(path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False  # the write reports it in its own words
+    return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def _named(path: str | os.PathLike[str]) -> str:
+    """The file a path names, its folders resolved but not its last component: a link named
+    on the command line is that link (refused), never the note it points to."""
+    path = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
 def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NoteProposal]:
     if not wanted:
         return list(proposals)
     by_id = {np.id: np for np in proposals}
-    by_path = {os.path.realpath(np.root / np.proposal.relpath): np for np in proposals}
+    by_path = {_named(np.root / np.proposal.relpath): np for np in proposals}
     by_rel: dict[str, list[NoteProposal]] = {}
     for np in proposals:
         by_rel.setdefault(np.proposal.relpath, []).append(np)
     out = []
     for w in wanted:
-        np = by_id.get(w) or by_path.get(os.path.realpath(w))
+        np = by_id.get(w) or by_path.get(_named(w))
         if np is None and len(by_rel.get(w, [])) == 1:
             np = by_rel[w][0]
         if np is None:
@@ -246,7 +266,7 @@ def cmd_label(args) -> int:
     else:
         print(render(proposals, eff, written, refused, wrote=args.write is not None))
     for r in refused:
-        print(f"kb: {r}", file=sys.stderr)
+        print(f"kb: {printable(r)}", file=sys.stderr)  # a file name may hold a newline: one line each
     return 1 if refused else 0
 
 
