@@ -412,27 +412,37 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     if not proposal.can_write:
         raise ValueError(proposal.why_not)
     # The byte-order mark is dropped for reading only: it stays in the bytes written back.
-    text = data.decode("utf-8", errors="surrogateescape").lstrip("\ufeff")
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    text = data[len(bom):].decode("utf-8", errors="surrogateescape")
     note = parse_note(proposal.relpath, text)
-    lines = data.split(b"\n")
-    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    # parse_note's lines, each with its own ending: str.splitlines breaks at "\r" alone, form
+    # feeds and U+2028 too, so counting lines by b"\n" put the label under the wrong line
+    # (after the prose of an old Mac note, or on a line of prose when merging).
+    lines = [line.encode("utf-8", errors="surrogateescape") for line in text.splitlines(keepends=True)]
     new_keys = ", ".join(k.key for k in proposal.keys).encode("utf-8")
     if note.label_under_title:
         if not merge:
             raise ValueError("it has a label already: --merge adds keys to it, nothing replaces it")
         i = note.label_line - 1
-        line = lines[i]
-        cr = line.endswith(b"\r")
-        body = line[:-1] if cr else line
+        body, ending = _split_ending(lines[i])
+        keys_end = len(body.rstrip())  # trailing space (a markdown hard break) stays after the keys
         sep = b", " if note.keys else b" "
-        lines[i] = body.rstrip() + sep + new_keys + (b"\r" if cr else b"")
-        return b"\n".join(lines)
+        lines[i] = body[:keys_end] + sep + new_keys + body[keys_end:] + ending
+        return bom + b"".join(lines)
     i = note.title_line - 1
+    _, ending = _split_ending(lines[i])
+    eol = ending if ending in (b"\r\n", b"\n", b"\r") else (b"\r\n" if b"\r\n" in data else b"\n")
     insert = eol + b"Search for: " + new_keys + eol
     if proposal.purpose and not note.purpose:
         insert += b"Exists to: " + proposal.purpose.encode("utf-8") + eol
-    # Offset just past the title line's own ending; a title on the last line has none.
-    offset = sum(len(l) + 1 for l in lines[: i + 1])
-    if offset > len(data):  # the title is the last line and has no ending: give it one
-        return data + eol + insert
-    return data[:offset] + insert + data[offset:]
+    head = bom + b"".join(lines[: i + 1])
+    if not ending:  # the title is the last line and has no ending: give it one
+        return head + eol + insert
+    return head + insert + b"".join(lines[i + 1:])
+
+
+def _split_ending(line: bytes) -> tuple[bytes, bytes]:
+    """A line's bytes and its ending (one of the breaks str.splitlines knows, or none)."""
+    text = line.decode("utf-8", errors="surrogateescape")
+    body = text.splitlines()[0] if text else ""
+    return body.encode("utf-8", errors="surrogateescape"), text[len(body):].encode("utf-8", errors="surrogateescape")

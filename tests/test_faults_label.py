@@ -30,6 +30,9 @@ NOTES = {
     "binary.md": b"# Binary\n\nBin\x00ary prose about blobs.\n",
     "zeta.md": b"# Lamp care\n\nLamps glow. Lamp care matters.\n",
     "plain.md": b"# Plain garden\n\nGardens grow flowers. Garden soil.\n",
+    # Lines kb's reader breaks and b"\n" does not: an old Mac's "\r", a U+2028 above the title.
+    "oldmac.md": b"# Mac history\rMacs are old. Mac history is long.\r## Classic systems\rClassic systems.\r",
+    "linesep.md": "Intro\u2028more\n# Page breaks\nPage breaks split pages. Page breaks.\n".encode(),
 }
 LINK_IN = "alpha.md"  # -> zeta.md; sorts first, so the target's proposal was the one a realpath found
 LINK_ODD = "odd\nkb: forged line.md"  # a link, refused, whose name holds a newline
@@ -69,6 +72,28 @@ def test_a_byte_order_mark_keeps_the_title_on_line_one(labelled):
     assert new == head + inserted + before["bom.md"][len(head):]
     note = parse_note("bom.md", new.decode().lstrip("\ufeff"))
     assert note.is_entry and note.title == "Gadget handbook"
+
+
+@pytest.mark.parametrize("name, title, eol", [("oldmac.md", b"# Mac history\r", b"\r"),
+                                              ("linesep.md", "Intro\u2028more\n# Page breaks\n".encode(), b"\n")])
+def test_the_label_goes_under_the_title_whatever_breaks_the_lines(labelled, name, title, eol):
+    root, before, out, _ = labelled
+    assert f"notes/{name}" in out["written"], out
+    prop = next(p for p in out["proposals"] if p["note"] == name)
+    inserted = eol + prop["label_line"].encode() + eol + prop["purpose_line"].encode() + eol
+    assert (root / name).read_bytes() == title + inserted + before[name][len(title):]
+    assert parse_note(name, (root / name).read_text()).is_entry
+
+
+def test_merge_adds_keys_to_the_label_line_it_read_and_keeps_its_trailing_space():
+    from engine.label import FleetStats, apply, propose
+    from collections import Counter
+
+    data = "Intro\u2028more\n# Wafers\nSearch for: wafers  \nProse.\n## Thin wafers\nThin wafers crack.\n".encode()
+    p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))
+    new = apply(data, p, merge=True)
+    keys = ", ".join(k.key for k in p.keys).encode()
+    assert new == data.replace(b"Search for: wafers  \n", b"Search for: wafers, " + keys + b"  \n")
 
 
 @pytest.mark.parametrize("name, words", [
