@@ -193,29 +193,16 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
         if digest(data) != p.digest:
             refused.append(f"{where}: changed since it was read; run kb label again")
             continue
-        if _read_only(path):
-            # Replacing a file needs only its folder's permission: without this check a note
-            # its owner marked read-only (chmod a-w) was rewritten, root or not.
-            refused.append(f"{where}: read-only (no write permission); make it writable to label it")
-            continue
         try:
             write_atomic(path, apply(data, p, merge=merge))
         except ValueError as e:
             refused.append(f"{where}: {e}")
             continue
-        except OSError as e:
+        except OSError as e:  # a note marked read-only among them (engine/atomic.py)
             refused.append(f"{where}: cannot write ({e.strerror})")
             continue
         written.append(np.id)
     return written, refused
-
-
-def _read_only(path: Path) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False  # the write reports it in its own words
-    return not st.st_mode & 0o222 or not os.access(path, os.W_OK)
 
 
 def _named(path: str | os.PathLike[str]) -> str:
