@@ -52,6 +52,8 @@ def cmd_route(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    if args.asks < 1:  # a median of no asks is no figure, and a negative count is a typo
+        raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
     report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
