@@ -64,7 +64,13 @@ def young(st: os.stat_result, young_from: int) -> bool:
     an unpacked archive), so a note replaced by one of the same size and mtime kept its stale
     answer for good; its ctime cannot be set, and any write, rename over or chmod puts it
     after the update began (git's racy check reads it too)."""
-    return st.st_mtime_ns >= young_from or st.st_ctime_ns >= young_from + RACY_NS - CTIME_SLACK_NS
+    indexed_at = young_from + RACY_NS
+    # An mtime past the update by more than a clock's grain is a skewed stamp (an archive from
+    # a machine whose clock ran ahead, `touch -d tomorrow`), not a racy one: it made the note
+    # young until the clock caught up, so every question re-indexed. Any change to the note
+    # since moves its ctime, which still says so.
+    return (young_from <= st.st_mtime_ns < indexed_at + RACY_NS
+            or st.st_ctime_ns >= indexed_at - CTIME_SLACK_NS)
 
 
 def racy_from(con: sqlite3.Connection) -> int | None:

@@ -55,3 +55,24 @@ def test_a_note_replaced_keeping_size_and_mtime_is_answered_as_it_is_now(demo, c
 
     after = _route(demo, "how much zorblax per meal")
     assert after["verdict"] == "hit" and after["keyword_top"] == NOTE, after
+
+
+def test_a_note_dated_in_the_future_is_read_once_not_on_every_question(demo):
+    # An archive from a machine whose clock ran ahead: the mtime made the note "too young for
+    # its stat to vouch for it" until the clock caught up, so every question re-indexed.
+    from engine.fleet import discover
+    from engine.textindex import TextIndex
+
+    note = demo / NOTE
+    ahead = time.time() + 3600
+    os.utime(note, (ahead, ahead))
+    time.sleep(0.2)  # the ctime that utime set is now older than the update below
+    idx = TextIndex(next(b for b in discover([demo]).bases if b.name == "yaron"))
+    try:
+        idx.update()
+        assert not idx.stale()
+        note.write_bytes(note.read_bytes().replace(b"protein", b"zorblax"))
+        os.utime(note, (ahead, ahead))  # same size, same future mtime: the ctime still tells
+        assert idx.stale()
+    finally:
+        idx.close()
