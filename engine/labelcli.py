@@ -26,6 +26,7 @@ from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
 from .notefiles import list_notes
+from .clean import is_valid_text
 
 GOLD_FILE = "gold.tsv"
 
@@ -226,9 +227,22 @@ def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NotePropos
         if np is None and len(by_rel.get(w, [])) == 1:
             np = by_rel[w][0]
         if np is None:
-            raise KbError(f"{w}: no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in these bases)")
+            raise KbError(f"{w}: {_why_no_proposal(w)}")
         out.append(np)
     return out
+
+
+def _why_no_proposal(wanted: str) -> str:
+    """Why a note named with --write has no proposal, said as it is (a missing file or a name
+    kb cannot index was once told its label was not thin)."""
+    if not is_valid_text(wanted):
+        return "file name is not valid UTF-8, so kb does not index it; rename it to label it"
+    if os.path.isabs(wanted) and not os.path.lexists(wanted):
+        return "no such note"
+    if os.path.isdir(wanted) or (os.path.lexists(wanted) and not wanted.endswith(".md")):
+        return "not a markdown note (.md)"
+    return ("no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in "
+            "these bases)")
 
 
 def cmd_label(args) -> int:

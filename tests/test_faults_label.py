@@ -124,3 +124,20 @@ def test_every_refusal_is_one_line_even_for_a_name_holding_a_newline(labelled):
     assert len(lines) == len(out["refused"]) == 7, stderr
     assert all(line.startswith("kb: ") for line in lines), stderr
     assert any("odd\\nkb: forged line.md" in line for line in lines), stderr
+
+
+@pytest.mark.parametrize("name, why", [
+    (b"caf\xe9.md", "file name is not valid UTF-8, so kb does not index it; rename it to label it"),
+    (b"absent.md", "no such note"),
+])
+def test_a_note_named_for_write_without_a_proposal_is_told_why(tmp_path, name, why):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "tea.md").write_bytes(b"# Tea\n\nTea prose about leaves. Leaves.\n")
+    if name != b"absent.md":
+        (root / os.fsdecode(name)).write_bytes(b"# Cafe\n\nCoffee prose.\n")
+    r = run_kb("label", str(root), "--no-effect", "--write", os.fsdecode(os.path.join(os.fsencode(root), name)))
+    assert r.returncode == 2
+    shown = os.fsdecode(os.fsencode(root)) + "/" + name.decode("utf-8", "backslashreplace").replace("\\x", "\\x")
+    assert r.stderr.strip() == f"kb: {shown}: {why}"
+    assert b"Search for" not in (root / "tea.md").read_bytes()  # refused before anything is written
