@@ -141,6 +141,7 @@ class Catalogue:
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
         self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
         self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
+        self.groups: tuple[tuple[str, str], ...] = tuple(zip(self.bases, self.species))  # (base, species)
         self._keys_written: tuple[str, ...] | None = None
 
     def idf(self, w: str) -> float:
@@ -159,7 +160,8 @@ class Catalogue:
         return got
 
     def column(self, name: str, order: list[int]) -> list[str]:
-        """The entries' `name` (id, base or species) at these indexes, without a Scored each."""
+        """The entries' `name` (ids, bases, species or groups: (base, species)) at these
+        indexes, without a Scored each."""
         values = getattr(self, name)
         return [values[i] for i in order]
 
@@ -290,6 +292,10 @@ class Ranking(LazyList):
 
     def species(self) -> list[str]:
         return self._catalogue.column("species", self._order)
+
+    def groups(self) -> list[tuple[str, str]]:
+        """Each ranked entry's (base, species), best first: what the fold reads."""
+        return self._catalogue.column("groups", self._order)
 
     def scores(self) -> list[float]:
         return list(self._scores)

@@ -470,15 +470,16 @@ class FleetCatalogue(Catalogue):
             self._unfilled[name] = self.n
         out = [values[i] for i in order]
         if self._unfilled[name] and None in out:
-            attr = {"ids": "id", "bases": "base", "species": "species"}[name]
             with self._filling:  # the count says "all filled" only once every value is there
                 for k, i in enumerate(order):
                     if out[k] is None:
                         if values[i] is None:
-                            values[i] = getattr(self.entries[i], attr)
+                            e = self.entries[i]
+                            values[i] = (e.base, e.species) if name == "groups" else getattr(e, _COLUMN_ATTR[name])
                             self._unfilled[name] -= 1
                         out[k] = values[i]
         return out
 
 
+_COLUMN_ATTR = {"ids": "id", "bases": "base", "species": "species"}
 _CODE_STAMP = _source_digest()  # four small files read once, at import

@@ -64,7 +64,7 @@ from .resident import ResidentText
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
-from .textsearch import Fts5TextSearch, TextMatch, TextSearch
+from .textsearch import Fts5TextSearch, TextMatch, TextSearch, read_all
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -346,7 +346,7 @@ class Memory:
         top_score = scored.score_at(0) if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
         if verdict == "hit" and COVERAGE_RULE_ON:
-            verdict = self._covered_verdict(scored.entry_at(0), words)
+            verdict = self._covered_verdict(scored.entry_at(0), words, snap)
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
             keyword=keyword, verdict=verdict, agent=agent,
@@ -517,13 +517,14 @@ class Memory:
 
     # -- the legs ----------------------------------------------------------------------
 
-    def _covered_verdict(self, top, q_terms: list[str]) -> str:
+    def _covered_verdict(self, top, q_terms: list[str], snap: Snapshot | None = None) -> str:
         """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
         idx = self.indexes.get(top.base)
         label = " ".join((top.title, top.purpose, *top.keys))
         if idx is None:
             return "hit" if coverage(q_terms, label, lambda ts: set()).enough else "guess"
-        rec = self.snapshot().records.get(top.base, {}).get(top.path)
+        # The question's own snapshot: a second one would stat kb-aliases.txt again.
+        rec = (snap or self.snapshot()).records.get(top.base, {}).get(top.path)
         if rec is None:
             return "hit" if coverage(q_terms, label, lambda ts: idx.terms_held(top.path, ts)).enough else "guess"
         version = (top.base, top.path, rec.hash)
@@ -636,6 +637,8 @@ class Memory:
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
         text_by_id = {h.id: h for h in text_hits}
+        if with_passages:  # the page's chunks in one read per base (the resident leg reads them late)
+            read_all(text_by_id[ident].chunk for ident, _, _ in fused[: max(top, 0)] if ident in text_by_id)
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
@@ -720,15 +723,17 @@ def _ids(keyword) -> list[str]:
 def _choose_agent(scored: Ranking) -> AgentChoice:
     # The fold keeps each agent's best file per species: in a ranking that is best first, the
     # first of each (agent, species) is that best, so only those are handed to it.
-    bases, species, scores = scored.bases(), scored.species(), scored.scores()
-    pairs = list(zip(bases, species))
-    first_at = dict(zip(reversed(pairs), range(len(pairs) - 1, -1, -1)))  # a later repeat is overwritten
-    totals = fold([(*pair, scores[k]) for pair, k in sorted(first_at.items(), key=lambda pk: pk[1])])
+    groups = scored.groups()  # (base, species) per ranked entry
+    first_at = dict(zip(reversed(groups), range(len(groups) - 1, -1, -1)))  # a later repeat is overwritten
+    score_at = scored.score_at
+    totals = fold([(*pair, score_at(k)) for pair, k in sorted(first_at.items(), key=lambda pk: pk[1])])
     if not totals:
         return AgentChoice(name=None, score=0.0, files=0, margin=None, contenders=0, totals=())
     owner = totals[0]
     margin = owner.score / totals[1].score if len(totals) > 1 and totals[1].score > 0 else None
-    files = bases.count(owner.agent)
+    from operator import itemgetter  # here, not at the top: the opening's imports are another's
+
+    files = list(map(itemgetter(0), groups)).count(owner.agent)
     return AgentChoice(
         name=owner.agent, score=owner.score, files=files, margin=margin, contenders=len(totals),
         totals=tuple(totals),

@@ -230,8 +230,9 @@ class ResidentText:
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
-        load = self._chunk
-        return [TextMatch(path, -bm25, ChunkText(load=load, key=rowid)) for rowid, path, bm25 in ranked[0]]
+        load, load_many = self._chunk, self._chunks
+        return [TextMatch(path, -bm25, ChunkText(load=load, key=rowid, load_many=load_many))
+                for rowid, path, bm25 in ranked[0]]
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
@@ -248,6 +249,9 @@ class ResidentText:
 
     def _chunk(self, rowid: int) -> tuple[str, str, int]:
         return self.index._guard(_texts, [rowid]).get(rowid, ("", "", 0))
+
+    def _chunks(self, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
+        return self.index._guard(_texts, rowids)
 
     def _ranked(self, terms: list[str], limit: int):
         """((best chunk's rowid, path, bm25) rows ordered as TextIndex.search, terms sent), or

@@ -21,13 +21,15 @@ class ChunkText:
     instead of all 50 per base per question. Equal when the chunks are equal, as a tuple is.
     """
 
-    __slots__ = ("_value", "_load", "_key")
+    __slots__ = ("_value", "_load", "_key", "_load_many")
 
     def __init__(self, value: tuple[str, str, int] | None = None,
-                 load: Callable[[int], tuple[str, str, int]] | None = None, key: int = 0):
+                 load: Callable[[int], tuple[str, str, int]] | None = None, key: int = 0,
+                 load_many: Callable[[list[int]], dict[int, tuple[str, str, int]]] | None = None):
         self._value = value
         self._load = load  # called with `key` (the chunk's rowid) on the first read
         self._key = key
+        self._load_many = load_many  # reads several keys of one store at once (read_all)
 
     def get(self) -> tuple[str, str, int]:
         if self._value is None:
@@ -43,6 +45,21 @@ class ChunkText:
 
     def __repr__(self) -> str:
         return f"ChunkText({self._value!r})" if self._value is not None else "ChunkText(<not read yet>)"
+
+
+def read_all(chunks) -> None:
+    """Read every chunk not read yet, one read per store that can read several (a page of
+    rows shows a passage each: one query for the page, not one per row)."""
+    pending: dict = {}
+    for c in chunks:
+        if c._value is None and c._load_many is not None:
+            pending.setdefault(c._load_many, []).append(c)
+    for load_many, cs in pending.items():
+        got = load_many([c._key for c in cs])
+        for c in cs:
+            if c._value is None:
+                c._value = got.get(c._key, ("", "", 0))
+                c._load = None
 
 
 class ChunkFields:

@@ -119,6 +119,9 @@ class _OldRanking(list):
     def species(self):
         return [s.entry.species for s in self]
 
+    def groups(self):
+        return [(s.entry.base, s.entry.species) for s in self]
+
     def scores(self):
         return [s.score for s in self]
 
