@@ -136,13 +136,25 @@ class Catalogue:
         # word -> (entry indexes, weights), a one-word key's 6 plus the word's title, stem and
         # purpose weights there.
         self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
-        self._contributions: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
+        self._contributions: dict[str, dict[int, float]] = {}
         self._phrases = dict(phrase_index)
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
         self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
         self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
-        self.groups: tuple[tuple[str, str], ...] = tuple(zip(self.bases, self.species))  # (base, species)
+        # Each entry's (base, species) as a small number, named in group_names: the fold reads
+        # one per ranked entry, and numbers hash and count faster than pairs of strings.
+        self.group_names: list[tuple[str, str]] = []
+        self._group_of: dict[tuple[str, str], int] = {}
+        self.groups: tuple[int, ...] = tuple(self.group_id(b, s) for b, s in zip(self.bases, self.species))
         self._keys_written: tuple[str, ...] | None = None
+
+    def group_id(self, base: str, species: str) -> int:
+        """The number standing for (base, species) in `groups`, made on first use."""
+        g = self._group_of.get((base, species))
+        if g is None:
+            g = self._group_of[(base, species)] = len(self.group_names)
+            self.group_names.append((base, species))
+        return g
 
     def idf(self, w: str) -> float:
         v = self._idf.get(w)
@@ -160,8 +172,8 @@ class Catalogue:
         return got
 
     def column(self, name: str, order: list[int]) -> list[str]:
-        """The entries' `name` (ids, bases, species or groups: (base, species)) at these
-        indexes, without a Scored each."""
+        """The entries' `name` (ids, bases, species or groups: group_id of (base, species))
+        at these indexes, without a Scored each."""
         values = getattr(self, name)
         return [values[i] for i in order]
 
@@ -210,32 +222,32 @@ class Catalogue:
                 mean_idf = sum(idf_of(x) for x in t) / len(t)
                 scores[i] += W_PHRASE * mean_idf
                 m.append((written, mean_idf))
-        get = scores.get
         for w in unique:
-            entries, adds = self._contributions_of(w)
-            if not entries:
-                continue
-            if not scores:  # 0.0 + x is x: the first word's sums are its contributions
-                scores.update(zip(entries, adds))
-                continue
-            for i, add in zip(entries, adds):
-                scores[i] = get(i, 0.0) + add
+            adds = self._contributions_of(w)
+            # An entry the word is new to gets its part as it is (0.0 + x is x); one that has a
+            # score gets score + part, the same addition in the same order. Done with dict
+            # operations, not a Python step per entry: a common word scores thousands.
+            summed = {i: scores[i] + adds[i] for i in scores.keys() & adds.keys()}
+            scores.update(adds)
+            scores.update(summed)
         # Entries are held in id order, so the index breaks a tie exactly as the path does:
         # ascending ids, then a stable sort by score, best first (Python's reverse sort keeps
         # equal items in their order), is the order of the key (-score, id) without a tuple
-        # per entry (a common word scores thousands).
-        order = sorted(i for i, s in scores.items() if s > 0)
+        # per entry. Every part is above 0, so every entry that scored is kept.
+        order = sorted(scores)
+        if order and min(scores.values()) <= 0:
+            order = [i for i in order if scores[i] > 0]
         order.sort(key=scores.__getitem__, reverse=True)
-        return Ranking(self, order, [scores[i] for i in order], tuple(unique), phrases)
+        return Ranking(self, order, list(map(scores.__getitem__, order)), tuple(unique), phrases)
 
-    def _contributions_of(self, w: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """(entry indexes, weight x idf(w) for each): a word's part of each entry's score, the
-        same product score() added per question, made once per catalogue (idf is fixed here)."""
+    def _contributions_of(self, w: str) -> dict[int, float]:
+        """Entry index -> weight x idf(w): a word's part of each entry's score, the same
+        product score() added per question, made once per catalogue (idf is fixed here)."""
         got = self._contributions.get(w)
         if got is None:
             entries, weights = self._weights_of(w)
             idf = self.idf(w) if entries else 0.0
-            got = self._contributions[w] = (entries, tuple([weight * idf for weight in weights]))
+            got = self._contributions[w] = dict(zip(entries, [weight * idf for weight in weights]))
         return got
 
     def explain(self, i: int, score: float, unique: tuple[str, ...], phrases: list[tuple[str, float]]) -> Scored:
@@ -293,9 +305,13 @@ class Ranking(LazyList):
     def species(self) -> list[str]:
         return self._catalogue.column("species", self._order)
 
-    def groups(self) -> list[tuple[str, str]]:
-        """Each ranked entry's (base, species), best first: what the fold reads."""
+    def groups(self) -> list[int]:
+        """Each ranked entry's (base, species) as its number (group_names), best first:
+        what the fold reads."""
         return self._catalogue.column("groups", self._order)
+
+    def group_names(self) -> list[tuple[str, str]]:
+        return self._catalogue.group_names
 
     def scores(self) -> list[float]:
         return list(self._scores)
@@ -305,7 +321,7 @@ class Ranking(LazyList):
         Scored each: every phrase found whole, and every question word some entry's
         vocabulary weighs (such an entry scored above 0, so it is ranked)."""
         found = {written for matched in self._phrases.values() for written, _ in matched}
-        found.update(w for w in self._unique if self._catalogue._contributions_of(w)[0])
+        found.update(w for w in self._unique if self._catalogue._contributions_of(w))
         return found
 
     def __repr__(self) -> str:

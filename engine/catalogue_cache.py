@@ -459,6 +459,8 @@ class FleetCatalogue(Catalogue):
         self._columns: dict[str, list] = {}
         self._unfilled: dict[str, int] = {}
         self._filling = threading.Lock()
+        self.group_names = []
+        self._group_of = {}
 
     def column(self, name: str, order: list[int]) -> list[str]:
         # Only the ranked entries are decoded (Catalogue holds the whole columns), and each
@@ -475,7 +477,8 @@ class FleetCatalogue(Catalogue):
                     if out[k] is None:
                         if values[i] is None:
                             e = self.entries[i]
-                            values[i] = (e.base, e.species) if name == "groups" else getattr(e, _COLUMN_ATTR[name])
+                            values[i] = self.group_id(e.base, e.species) if name == "groups" else getattr(
+                                e, _COLUMN_ATTR[name])
                             self._unfilled[name] -= 1
                         out[k] = values[i]
         return out

@@ -723,17 +723,21 @@ def _ids(keyword) -> list[str]:
 def _choose_agent(scored: Ranking) -> AgentChoice:
     # The fold keeps each agent's best file per species: in a ranking that is best first, the
     # first of each (agent, species) is that best, so only those are handed to it.
-    groups = scored.groups()  # (base, species) per ranked entry
-    first_at = dict(zip(reversed(groups), range(len(groups) - 1, -1, -1)))  # a later repeat is overwritten
+    groups, names = scored.groups(), scored.group_names()  # (base, species) per ranked entry, as numbers
+    present = set(groups)
+    first_at: dict[int, int] = {}  # group -> its first place, in the order of those places
+    for k, g in enumerate(groups):
+        if g not in first_at:
+            first_at[g] = k
+            if len(first_at) == len(present):
+                break  # every group met: the rest of the ranking adds nothing to the fold
     score_at = scored.score_at
-    totals = fold([(*pair, score_at(k)) for pair, k in sorted(first_at.items(), key=lambda pk: pk[1])])
+    totals = fold([(*names[g], score_at(k)) for g, k in first_at.items()])
     if not totals:
         return AgentChoice(name=None, score=0.0, files=0, margin=None, contenders=0, totals=())
     owner = totals[0]
     margin = owner.score / totals[1].score if len(totals) > 1 and totals[1].score > 0 else None
-    from operator import itemgetter  # here, not at the top: the opening's imports are another's
-
-    files = list(map(itemgetter(0), groups)).count(owner.agent)
+    files = sum(groups.count(g) for g in present if names[g][0] == owner.agent)
     return AgentChoice(
         name=owner.agent, score=owner.score, files=files, margin=margin, contenders=len(totals),
         totals=tuple(totals),

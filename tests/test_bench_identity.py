@@ -120,7 +120,11 @@ class _OldRanking(list):
         return [s.entry.species for s in self]
 
     def groups(self):
-        return [(s.entry.base, s.entry.species) for s in self]
+        names = self.group_names()
+        return [names.index((s.entry.base, s.entry.species)) for s in self]
+
+    def group_names(self):
+        return sorted({(s.entry.base, s.entry.species) for s in self})
 
     def scores(self):
         return [s.score for s in self]
