@@ -137,6 +137,7 @@ class Catalogue:
         # purpose weights there.
         self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._contributions: dict[str, dict[int, float]] = {}
+        self._phrase_pairs: dict[str, dict] = {}
         self._phrases = dict(phrase_index)
         self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
         self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
@@ -209,8 +210,22 @@ class Catalogue:
         scores: dict[int, float] = {}
         phrases: dict[int, list[tuple[str, float]]] = {}  # entry -> (phrase as written, mean idf)
         idf_of = self.idf
+        # A phrase is found only where its first two words stand side by side in a segment:
+        # only the phrases whose second word follows w somewhere are tried (a common first
+        # word starts hundreds of phrase keys), in the order the postings hold them.
+        followers: dict[str, set[str]] = {}
+        for seg in segments:
+            for a, b in zip(seg, seg[1:]):
+                followers.setdefault(a, set()).add(b)
         for w in unique:
-            for i, written, t, padded in self._phrases.get(w, ()):
+            after = followers.get(w)
+            if not after:
+                continue
+            by_second = self._phrases_by_second(w)
+            tried = [p for b in after for p in by_second.get(b, ())]
+            if len(tried) > 1:
+                tried.sort()
+            for _, (i, written, t, padded) in tried:
                 if padded not in joined:
                     continue
                 m = phrases.get(i)
@@ -239,6 +254,17 @@ class Catalogue:
             order = [i for i in order if scores[i] > 0]
         order.sort(key=scores.__getitem__, reverse=True)
         return Ranking(self, order, list(map(scores.__getitem__, order)), tuple(unique), phrases)
+
+    def _phrases_by_second(self, w: str) -> dict[str, tuple[tuple[int, tuple], ...]]:
+        """The phrase postings of first word w by their second word, each with its place in
+        w's postings (so the ones tried are taken in the postings' order)."""
+        got = self._phrase_pairs.get(w)
+        if got is None:
+            acc: dict[str, list] = {}
+            for place, posting in enumerate(self._phrases.get(w, ())):
+                acc.setdefault(posting[2][1], []).append((place, posting))
+            got = self._phrase_pairs[w] = {b: tuple(ps) for b, ps in acc.items()}
+        return got
 
     def _contributions_of(self, w: str) -> dict[int, float]:
         """Entry index -> weight x idf(w): a word's part of each entry's score, the same

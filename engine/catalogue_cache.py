@@ -455,6 +455,7 @@ class FleetCatalogue(Catalogue):
         self._phrases = _Postings(words, 1)  # type: ignore[assignment]
         self._weights = {}
         self._contributions = {}
+        self._phrase_pairs = {}
         self._keys_written = None
         self._columns: dict[str, list] = {}
         self._unfilled: dict[str, int] = {}
