@@ -237,11 +237,17 @@ class Catalogue:
                 mean_idf = sum(idf_of(x) for x in t) / len(t)
                 scores[i] += W_PHRASE * mean_idf
                 m.append((written, mean_idf))
+        get = scores.get
         for w in unique:
             adds = self._contributions_of(w)
             # An entry the word is new to gets its part as it is (0.0 + x is x); one that has a
-            # score gets score + part, the same addition in the same order. Done with dict
-            # operations, not a Python step per entry: a common word scores thousands.
+            # score gets score + part, the same addition in the same order. A word of many
+            # entries (a common word scores thousands) is merged with dict operations, not a
+            # Python step per entry; a word of few, step by step (the dict operations' fixed cost).
+            if len(adds) <= 32:
+                for i, add in adds.items():
+                    scores[i] = get(i, 0.0) + add
+                continue
             summed = {i: scores[i] + adds[i] for i in scores.keys() & adds.keys()}
             scores.update(adds)
             scores.update(summed)
