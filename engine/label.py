@@ -171,9 +171,9 @@ class FleetStats:
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
 
-    def named_elsewhere(self, word: str, own_names: set[str]) -> bool:
-        """True when another note's whole title or file name is this one word."""
-        return self.named[word] > (1 if word in own_names else 0)
+    def named_elsewhere(self, key: str, own_names: set[str]) -> bool:
+        """True when another note's whole title or file name is this key (its terms joined)."""
+        return self.named[key] > (1 if key in own_names else 0)
 
 
 def density(count: int, size: int) -> float:
@@ -189,13 +189,13 @@ def _name_of(relpath: str) -> str:
     return path.stem
 
 
-def single_names(relpath: str, title: str) -> set[str]:
-    """The one-word title and one-word file name of a note, as terms."""
+def names(relpath: str, title: str) -> set[str]:
+    """The note's whole title and whole file name, each as its terms joined by spaces."""
     out = set()
     for name in (title, _name_of(relpath)):
-        t = terms(name)
-        if len(t) == 1:
-            out.add(t[0])
+        t = terms(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", name)))
+        if t:
+            out.add(" ".join(t))
     return out
 
 
@@ -218,7 +218,7 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
             word_top[w] = max(word_top.get(w, 0.0), density(c, size))
         for p, c in phrases.items():
             phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
-        named.update(single_names(relpath, parse_note(relpath, text).title))
+        named.update(names(relpath, parse_note(relpath, text).title))
         heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
     return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df)
 
@@ -277,7 +277,7 @@ def propose(
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
-    own_names = single_names(relpath, note.title)
+    own_names = names(relpath, note.title)
 
     def offer(key: str, source: str) -> None:
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
@@ -291,10 +291,11 @@ def propose(
             # question holding it, whatever it asks: it is proposed only inside a phrase.
             if stats.word_df[sig[0]] > common:
                 return
-            # A word that is another note's whole title or file name ("width" beside
-            # width.md) is that note's: here it would only make the wrong note win.
-            if source not in ("title", "file name") and stats.named_elsewhere(sig[0], own_names):
-                return
+        # A word or phrase that is another note's whole title or file name ("width" beside
+        # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that
+        # note's: here it would only make the wrong note win.
+        if source not in ("title", "file name") and stats.n > 1 and stats.named_elsewhere(" ".join(sig), own_names):
+            return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
 
