@@ -167,6 +167,7 @@ class FleetStats:
     phrase_top: dict = field(default_factory=dict)
     named: Counter = field(default_factory=Counter)
     heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
+    name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
 
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
@@ -207,6 +208,7 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     phrase_top: dict[str, float] = {}
     named: Counter = Counter()
     heading_df: Counter = Counter()
+    name_words: Counter = Counter()
     for (_, relpath), text in texts.items():
         stream = _term_stream(prose_lines(text))
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
@@ -220,7 +222,8 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
             phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
         named.update(names(relpath, parse_note(relpath, text).title))
         heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
-    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df)
+        name_words.update({w for n in names(relpath, parse_note(relpath, text).title) for w in n.split()})
+    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words)
 
 
 def singular(ws: list[str], prose_words: set[str]) -> str:
@@ -290,6 +293,11 @@ def propose(
             # One word that a tenth of the fleet uses ("widgets", "app") would catch every
             # question holding it, whatever it asks: it is proposed only inside a phrase.
             if stats.word_df[sig[0]] > common:
+                return
+            # A word of another note's title or file name ("yield" beside "Dependências com
+            # yield") scores there from both; as this note's key it ties or beats that note.
+            own_words = {w for n in own_names for w in n.split()}
+            if source not in ("title", "file name", "miss log") and stats.name_words[sig[0]] > (1 if sig[0] in own_words else 0):
                 return
         # A word or phrase that is another note's whole title or file name ("width" beside
         # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that

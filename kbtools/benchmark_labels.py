@@ -107,7 +107,8 @@ def main(argv: list[str]) -> int:
     for r in after:
         mark = "hit " if r["verdict"] == "hit" else r["verdict"][:5].ljust(5)
         ok = "right" if r["hit_right"] else ("wrong" if r["verdict"] == "hit" else "")
-        print(f"  {mark} {ok:5} {r['question']}  -> {r['keyword_top']}")
+        fused = "" if r["first_row"] == r["keyword_top"] else f"  (fused first row {'right' if r['first_row_right'] else 'wrong'}: {r['first_row']})"
+        print(f"  {mark} {ok:5} {r['question']}  -> {r['keyword_top']}{fused}")
     for line in refused:
         print(f"refused: {line}")
     met = len(hits) / n >= TARGET_HIT_SHARE and ratio >= TARGET_RATIO
