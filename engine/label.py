@@ -168,6 +168,7 @@ class FleetStats:
     named: Counter = field(default_factory=Counter)
     heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
     name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
+    name_runs: Counter = field(default_factory=Counter)  # notes whose title or file name holds a 2-3 word run
 
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
@@ -200,6 +201,16 @@ def names(relpath: str, title: str) -> set[str]:
     return out
 
 
+def name_runs_of(own_names: set[str]) -> set[str]:
+    """The two- and three-word runs inside a note's title and file name."""
+    out = set()
+    for name in own_names:
+        ws = name.split()
+        for n in (2, 3):
+            out.update(" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1))
+    return out
+
+
 def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     """Over every note of the fleet, keyed by (base, path relative to the base)."""
     word_df: Counter = Counter()
@@ -209,6 +220,7 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     named: Counter = Counter()
     heading_df: Counter = Counter()
     name_words: Counter = Counter()
+    name_runs: Counter = Counter()
     for (_, relpath), text in texts.items():
         stream = _term_stream(prose_lines(text))
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
@@ -220,10 +232,12 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
             word_top[w] = max(word_top.get(w, 0.0), density(c, size))
         for p, c in phrases.items():
             phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
-        named.update(names(relpath, parse_note(relpath, text).title))
         heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
-        name_words.update({w for n in names(relpath, parse_note(relpath, text).title) for w in n.split()})
-    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words)
+        own = names(relpath, parse_note(relpath, text).title)
+        named.update(own)
+        name_words.update({w for n in own for w in n.split()})
+        name_runs.update(name_runs_of(own))
+    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs)
 
 
 def singular(ws: list[str], prose_words: set[str]) -> str:
@@ -281,6 +295,7 @@ def propose(
     keys: list[ProposedKey] = []
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
     own_names = names(relpath, note.title)
+    own_runs = name_runs_of(own_names)
 
     def offer(key: str, source: str) -> None:
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
@@ -303,6 +318,10 @@ def propose(
         # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that
         # note's: here it would only make the wrong note win.
         if source not in ("title", "file name") and stats.n > 1 and stats.named_elsewhere(" ".join(sig), own_names):
+            return
+        # A phrase inside another note's title ("dados sql" in "Bancos de Dados SQL") is
+        # that note's subject: a stub that mentions it twice must not take it.
+        if len(sig) > 1 and source not in ("title", "file name", "miss log") and stats.name_runs[" ".join(sig)] > (1 if " ".join(sig) in own_runs else 0):
             return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
