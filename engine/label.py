@@ -132,6 +132,40 @@ def headings(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_LOCAL_MD_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)", re.IGNORECASE)
+POINTER_MAX_WORDS = 60
+
+
+def pointer_headings(text: str) -> set[str]:
+    """Headings whose section only sends the reader to another note: a short paragraph (at
+    most POINTER_MAX_WORDS words) holding a link to a .md file. Such a heading ("Tags de
+    Documentação" in a page of recipes linking to the page about tags) names the other
+    note's subject, not this one's."""
+    out: set[str] = set()
+    current, size, linked, in_fence = None, 0, False, False
+
+    def close() -> None:
+        if current is not None and linked and size <= POINTER_MAX_WORDS:
+            out.add(current)
+
+    for line in text.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            close()
+            name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
+            current, size, linked = " ".join(name.rstrip().rstrip("#").split()), 0, False
+            continue
+        linked = linked or bool(_LOCAL_MD_LINK.search(line))
+        size += len(words(_LINK.sub(r"\1", line)))
+    close()
+    return out
+
+
 def _phrases(ws: list[str]) -> list[str]:
     """Two- and three-word runs of terms standing next to each other in the prose."""
     out = []
@@ -336,7 +370,8 @@ def propose(
     offer(" ".join(words(_name_of(relpath))), "file name")
     for q in miss_questions:
         offer(" ".join(terms(q)), "miss log")
-    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title]
+    pointers = pointer_headings(text)
+    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title and h not in pointers]
     # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
     hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
     # Nor does one that a tenth of the notes carry whole ("Basic usage").
@@ -374,7 +409,7 @@ def propose(
         # scores there already, and as a key too it let "Search: better, faster, smaller"
         # claim every question with "smaller" (a one-word title is a key as the title).
         in_names = set(terms(note.title)) | set(terms(_name_of(relpath)))
-        from_headings = {t for _, h in headings(text) if h != note.title for t in terms(h)} - in_names
+        from_headings = {t for _, h in headings(text) if h != note.title and h not in pointers for t in terms(h)} - in_names
         wcounts = Counter({w: c for w, c in tf.items() if w in from_headings})
         scored_w = sorted(
             ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
