@@ -28,6 +28,7 @@ MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
 MAX_PURPOSE_CHARS = 160
+SINGULAR_MAX_TERMS = 3  # a name longer than this gets no singular variant
 SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this share as densely as the densest
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -274,14 +275,38 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs)
 
 
+def _singulars(word: str) -> list[str]:
+    """Candidate singular forms of a plural word, English and Portuguese (accents folded):
+    "widgets" -> "widget", "dependencies" -> "dependency", "validacoes" -> "validacao",
+    "arquivos" -> "arquivo", "globais" -> "global". The caller keeps one the note uses."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return []
+    out = []
+    if word.endswith("oes") or word.endswith("aes"):
+        out.append(word[:-3] + "ao")
+    if word.endswith("ais") or word.endswith("eis") or word.endswith("ois"):
+        out.append(word[:-2] + "l")
+    if word.endswith("ies"):
+        out.append(word[:-3] + "y")
+    if word.endswith("es"):
+        out.append(word[:-2])
+    out.append(word[:-1])
+    return out
+
+
 def singular(ws: list[str], prose_words: set[str]) -> str:
-    """A name's last word in the singular, when the note's own prose uses that form too
-    ("Custom widgets" -> "custom widget"): a person asks for "a custom widget", and keys
-    match whole words. Empty when there is no such form (the caller offers nothing)."""
-    last = ws[-1] if ws else ""
-    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and last[:-1] in prose_words:
-        return " ".join([*ws[:-1], last[:-1]])
-    return ""
+    """A name with its plural words in the singular, when the note's own prose uses that form
+    too ("Custom widgets" -> "custom widget", "Parâmetros de Consulta" -> "parametro de
+    consulta"): a person asks for "a custom widget", and keys match whole words. Empty when
+    no word changes (the caller offers nothing)."""
+    if len([w for w in ws if w not in STOPWORDS]) > SINGULAR_MAX_TERMS:
+        return ""  # a long heading is rarely asked whole: its variant would only take a slot
+    out, changed = [], False
+    for w in ws:
+        form = next((f for f in _singulars(w) if f in prose_words), w)
+        changed = changed or form != w
+        out.append(form)
+    return " ".join(out) if changed else ""
 
 
 def _topicality(stats: FleetStats, tf: Counter, heading: str) -> float:
@@ -368,6 +393,13 @@ def propose(
         offer(title_words, "title")
         offer(singular(title_words.split(), prose_words), "title")
     offer(" ".join(words(_name_of(relpath))), "file name")
+    if title_words and len(terms(title_words)) >= 3:
+        # A long title matches only whole; a person asks with a part of it ("banco de dados
+        # sql" for "Bancos de Dados SQL (Relacionais)"): its two-word runs, never across a
+        # stopword, unless another note is named by them.
+        for run in _phrases(_term_stream([title_words])):
+            if len(run.split()) == 2:
+                offer(run, "title part")
     for q in miss_questions:
         offer(" ".join(terms(q)), "miss log")
     pointers = pointer_headings(text)
