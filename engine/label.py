@@ -204,6 +204,7 @@ class FleetStats:
     heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
     name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
     name_runs: Counter = field(default_factory=Counter)  # notes whose title or file name holds a 2-3 word run
+    fold: dict = field(default_factory=dict)  # plural -> singular, for phrases (plural_fold)
 
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
@@ -246,6 +247,22 @@ def name_runs_of(own_names: set[str]) -> set[str]:
     return out
 
 
+def plural_fold(vocabulary: set[str]) -> dict[str, str]:
+    """Each plural word whose singular the fleet's prose also uses, mapped to that singular, so
+    "key presses" and "key press" count as one phrase: a note that says it in the plural is
+    not outbid by a blog post that says it twice in the singular."""
+    out = {}
+    for w in vocabulary:
+        form = next((f for f in _singulars(w) if f in vocabulary), None)
+        if form:
+            out[w] = form
+    return out
+
+
+def folded(stream: list[str | None], fold: dict[str, str]) -> list[str | None]:
+    return [fold.get(w, w) if w else w for w in stream]
+
+
 def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     """Over every note of the fleet, keyed by (base, path relative to the base)."""
     word_df: Counter = Counter()
@@ -256,11 +273,13 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     heading_df: Counter = Counter()
     name_words: Counter = Counter()
     name_runs: Counter = Counter()
+    streams = {key: _term_stream(prose_lines(text)) for key, text in texts.items()}
+    fold = plural_fold({w for stream in streams.values() for w in stream if w})
     for (_, relpath), text in texts.items():
-        stream = _term_stream(prose_lines(text))
+        stream = streams[(_, relpath)]
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
         word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
-        phrases = Counter(_phrases(stream))
+        phrases = Counter(_phrases(folded(stream, fold)))
         phrase_df.update(phrases.keys())
         size = len(stream)
         for w, c in Counter(w for w in stream if w).items():
@@ -272,7 +291,7 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
         named.update(own)
         name_words.update({w for n in own for w in n.split()})
         name_runs.update(name_runs_of(own))
-    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs)
+    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs, fold)
 
 
 def _singulars(word: str) -> list[str]:
@@ -427,7 +446,7 @@ def propose(
         def dense(c: int, top: float) -> bool:
             return density(c, size) >= SHARE_OF_TOP_DENSITY * top
 
-        counts = Counter(_phrases(stream))
+        counts = Counter(_phrases(folded(stream, stats.fold)))
         scored = sorted(
             ((c * stats.idf(stats.phrase_df[p]), p) for p, c in counts.items()
              if c >= 2 and stats.phrase_df[p] <= half and dense(c, stats.phrase_top[p])),
