@@ -38,6 +38,8 @@ _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
 # A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
+# A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
@@ -116,7 +118,7 @@ def prose_lines(text: str) -> list[str]:
             continue
         if in_fence or _HEADING.match(line) or _NOT_PROSE.match(line):
             continue
-        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", line)))
+        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", line))))
     return out
 
 
