@@ -40,6 +40,9 @@ _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 # A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
+# "Step 3. " or "Passo 1: " before a heading numbers a sequence; the rest names the topic.
+# As a key, "step" made a post of numbered steps win "build my first app step by step".
+_SEQUENCE_MARK = re.compile(r"^[^\W\d_]+ \d+[.:)]\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
@@ -131,6 +134,7 @@ def headings(text: str) -> list[tuple[int, str]]:
         m = None if in_fence else _HEADING.match(line)
         if m:
             name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
+            name = _SEQUENCE_MARK.sub("", name.strip())
             out.append((len(m.group(1)), " ".join(name.rstrip().rstrip("#").split())))
     return out
 

@@ -158,3 +158,13 @@ def test_a_footnote_reference_is_not_part_of_the_purpose():
     p = propose("start.md", b"# Start\n\nMkDocs is a generator for documentation.[^1] More.\n\n[^1]: A note.\n",
                 fleet_stats({("d", "start.md"): ""}))
     assert p.purpose == "MkDocs is a generator for documentation."
+
+
+def test_a_step_number_before_a_heading_is_not_a_word_of_the_note():
+    props = proposals({
+        "compositor.md": "# The compositor\n\n### Step 1. Finding the cuts\n\nCuts, cuts.\n\n"
+                         "### Step 2. Applying the cuts\n\nApply each step of the cuts, step by step.\n",
+    })
+    keys = keys_of(props, "compositor.md")
+    assert "step" not in keys and not any(k.startswith("step ") for k in keys), keys
+    assert "finding the cuts" in keys
