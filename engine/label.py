@@ -24,6 +24,7 @@ from .notes import parse_note
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
+MAX_VARIANTS = 8  # beside them, a name's singular or asked form ("add dependency"): no new subject
 MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
@@ -319,6 +320,34 @@ def _singulars(word: str) -> list[str]:
     return out
 
 
+def _base_verbs(word: str) -> list[str]:
+    """Candidate base forms of a gerund opening a name, English and Portuguese: "adding" ->
+    "add", "creating" -> "create", "running" -> "run", "testando" -> "testar", "incluindo" ->
+    "incluir". The caller keeps one the note's prose uses."""
+    if len(word) > 4 and word.endswith("ing"):
+        stem = word[:-3]
+        out = [stem[:-1]] if len(stem) > 2 and stem[-1] == stem[-2] else []
+        return out + [stem + "e", stem]
+    for ending, base in (("ando", "ar"), ("endo", "er"), ("indo", "ir")):
+        if len(word) > 6 and word.endswith(ending):
+            return [word[: -len(ending)] + base]
+    return []
+
+
+def asked_form(ws: list[str], prose_words: set[str]) -> str:
+    """A name as a person asks for it: its plural words in the singular and an opening gerund
+    as the bare verb, when the note's own prose uses those forms ("Adding dependencies" ->
+    "add dependency", "Testando Dependências" -> "testar dependencia"). Empty when the name
+    opens with no gerund whose bare verb the prose uses, or is longer than SINGULAR_MAX_TERMS."""
+    if not ws or len([w for w in ws if w not in STOPWORDS]) > SINGULAR_MAX_TERMS:
+        return ""
+    verb = next((f for f in _base_verbs(ws[0]) if f in prose_words), None)
+    if verb is None:
+        return ""
+    rest = singular(ws, prose_words).split()[1:] or ws[1:]
+    return " ".join([verb, *rest])
+
+
 def singular(ws: list[str], prose_words: set[str]) -> str:
     """A name with its plural words in the singular, when the note's own prose uses that form
     too ("Custom widgets" -> "custom widget", "Parâmetros de Consulta" -> "parametro de
@@ -381,9 +410,13 @@ def propose(
     own_names = names(relpath, note.title)
     own_runs = name_runs_of(own_names)
 
-    def offer(key: str, source: str) -> None:
+    variants = 0
+
+    def offer(key: str, source: str, variant: bool = False) -> None:
+        nonlocal variants
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
-        if len(keys) >= MAX_KEYS or not key or not searchable(key):
+        full = variants >= MAX_VARIANTS if variant else len(keys) - variants >= MAX_KEYS
+        if full or not key or not searchable(key):
             return
         sig = tuple(terms(key))
         if sig in taken:
@@ -409,6 +442,7 @@ def propose(
             return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
+        variants += variant
 
     stream = _term_stream(prose_lines(text))
     tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
@@ -416,7 +450,10 @@ def propose(
     title_words = " ".join(words(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", note.title)))) if note.title else ""
     if title_words:
         offer(title_words, "title")
-        offer(singular(title_words.split(), prose_words), "title")
+        offer(singular(title_words.split(), prose_words), "title", variant=True)
+        # Only a title's asked form: a heading's ("override template" under a blog's
+        # "Overriding templates") won questions its note does not answer.
+        offer(asked_form(title_words.split(), prose_words), "title", variant=True)
     offer(" ".join(words(_name_of(relpath))), "file name")
     if title_words and len(terms(title_words)) >= 3:
         # A long title matches only whole; a person asks with a part of it ("banco de dados
@@ -440,7 +477,7 @@ def propose(
         hs = sorted(order, key=lambda h: (-_topicality(stats, tf, h), order[h]))
     for h in hs[:MAX_HEADINGS]:
         offer(" ".join(words(h)), "heading")
-        offer(singular(words(h), prose_words), "heading")
+        offer(singular(words(h), prose_words), "heading", variant=True)
 
     if stats.n > 1:
         half = common

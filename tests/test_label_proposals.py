@@ -168,3 +168,25 @@ def test_a_step_number_before_a_heading_is_not_a_word_of_the_note():
     keys = keys_of(props, "compositor.md")
     assert "step" not in keys and not any(k.startswith("step ") for k in keys), keys
     assert "finding the cuts" in keys
+
+
+def test_a_title_opening_with_a_gerund_is_offered_as_asked_too():
+    props = proposals({
+        "dependencies.md": "# Adding dependencies\n\nTo add a dependency, run the add command. "
+                           "Each dependency is locked.\n",
+        "testing.md": "# Testando Dependências\n\nPara testar uma dependência, substitua a dependência.\n",
+    })
+    assert ("add dependency", "title") in props["dependencies.md"]  # "how do I add a dependency"
+    assert ("testar dependencia", "title") in props["testing.md"]
+
+
+def test_a_names_variants_do_not_push_its_other_keys_out(monkeypatch):
+    import engine.label
+
+    monkeypatch.setattr(engine.label, "MAX_KEYS", 4)
+    body = "".join(f"## Gadget{i} zone\n\nGadget{i} zone, the gadget{i} zone.\n\n" for i in range(4))
+    keys = proposals({"parts.md": f"# Building widgets\n\nYou build a widget from parts.\n\n{body}"})["parts.md"]
+    # Four keys besides the variants ("building widget", "build widget"), which take none of
+    # their slots.
+    assert {("building widget", "title"), ("build widget", "title")} <= set(keys)
+    assert len(keys) == 4 + 2, keys
