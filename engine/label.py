@@ -150,6 +150,8 @@ def pointer_headings(text: str) -> set[str]:
     Documentação" in a page of recipes linking to the page about tags) names the other
     note's subject, not this one's."""
     out: set[str] = set()
+    if ".md" not in text:
+        return out  # no link to a note: nothing to point to (and most notes end here)
     current, size, linked, in_fence = None, 0, False, False
 
     def close() -> None:
@@ -168,8 +170,10 @@ def pointer_headings(text: str) -> set[str]:
             name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
             current, size, linked = " ".join(name.rstrip().rstrip("#").split()), 0, False
             continue
-        linked = linked or bool(_LOCAL_MD_LINK.search(line))
-        size += len(words(_LINK.sub(r"\1", line)))
+        if current is None:
+            continue
+        linked = linked or (".md" in line and bool(_LOCAL_MD_LINK.search(line)))
+        size += len(line.split())  # a rough count does: the bound is loose
     close()
     return out
 
