@@ -126,6 +126,12 @@ def prose_lines(text: str) -> list[str]:
     return out
 
 
+def _heading_name(raw: str) -> str:
+    """A heading's words as written, without markup, a closing `#` run or a step number."""
+    name = _SEQUENCE_MARK.sub("", _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", raw)).strip())
+    return " ".join(name.rstrip().rstrip("#").split())
+
+
 def headings(text: str) -> list[tuple[int, str]]:
     out, in_fence = [], False
     for line in text.splitlines():
@@ -134,9 +140,7 @@ def headings(text: str) -> list[tuple[int, str]]:
             continue
         m = None if in_fence else _HEADING.match(line)
         if m:
-            name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
-            name = _SEQUENCE_MARK.sub("", name.strip())
-            out.append((len(m.group(1)), " ".join(name.rstrip().rstrip("#").split())))
+            out.append((len(m.group(1)), _heading_name(m.group(2))))
     return out
 
 
@@ -161,14 +165,14 @@ def pointer_headings(text: str) -> set[str]:
     for line in text.splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
+            size += POINTER_MAX_WORDS + 1  # a section with code of its own is no pointer
             continue
         if in_fence:
             continue
         m = _HEADING.match(line)
         if m:
             close()
-            name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
-            current, size, linked = " ".join(name.rstrip().rstrip("#").split()), 0, False
+            current, size, linked = _heading_name(m.group(2)), 0, False
             continue
         if current is None:
             continue

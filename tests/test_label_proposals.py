@@ -126,11 +126,13 @@ def test_a_heading_that_only_points_to_another_note_gives_no_key():
     props = proposals({
         "general.md": "# Receitas\n\nLinks para outros locais.\n\n## Tags de Documentação\n\nPara adicionar tags, "
                       "leia [Configuração](../tutorial/path-operation-configuration.md#tags).\n\n"
-                      "## Receitas próprias\n\nUma receita própria aqui, receitas próprias.\n",
+                      "## Receitas próprias\n\nUma receita própria aqui, receitas próprias.\n\n"
+                      "## Comando borda\n\nO comando mostra a [borda](borda.md):\n\n```\ntextual borders\n```\n",
     })
     keys = keys_of(props, "general.md")
     assert "tags de documentacao" not in keys and "documentacao" not in keys
     assert "receitas proprias" in keys  # a heading with its own prose stays
+    assert "comando borda" in keys  # and one with code of its own, though it links in passing
 
 
 def test_plural_words_of_a_short_name_are_offered_singular_in_portuguese_too():
