@@ -543,7 +543,11 @@ def propose(
              if c >= 2 and stats.word_df[w] <= half and not w.isdigit() and dense(c, stats.word_top[w])),
             key=lambda t: (-t[0], t[1]),
         )
-        for _, w in scored_w[:MAX_WORDS]:
+        # Nor a word of a heading already proposed: the heading scores when a question holds it
+        # whole, and the word alone caught every question holding it ("warning" of "Version
+        # warning" took a question about call-out boxes with a warning), as a title's word would.
+        in_heading_keys = {t for k in keys if k.source == "heading" for t in terms(k.key)}
+        for _, w in [x for x in scored_w if x[1] not in in_heading_keys][:MAX_WORDS]:
             offer(w, "word")
 
     purpose = None if note.purpose else first_sentence(text)

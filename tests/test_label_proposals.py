@@ -38,12 +38,12 @@ def test_a_word_another_note_is_named_for_is_left_to_that_note():
 
 def test_single_words_come_from_the_notes_names_not_from_prose_at_large():
     props = proposals({
-        "padding.md": "# Padding\n\n## Spacing inside\n\nSpace around the content, around it on each side. "
+        "padding.md": "# Padding\n\n#### Spacing inside\n\nSpace around the content, around it on each side. "
                       "Spacing inside spacing.\n",
     })
     keys = keys_of(props, "padding.md")
     assert "around" not in keys  # used twice in passing: names nothing
-    assert "spacing" in keys  # a word of a heading the note gives itself
+    assert "spacing" in keys  # a word of a heading the note gives itself (level four: not a key itself)
 
 
 def test_a_phrase_goes_to_the_note_that_uses_it_densest():
@@ -192,3 +192,15 @@ def test_a_names_variants_do_not_push_its_other_keys_out(monkeypatch):
     # their slots.
     assert {("building widget", "title"), ("build widget", "title")} <= set(keys)
     assert len(keys) == 4 + 2, keys
+
+
+def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():
+    props = proposals({
+        "versioning.md": "# Setting up versioning\n\n## Version warning\n\nA warning shows on old versions. "
+                         "The warning links to the latest.\n",
+    })
+    keys = keys_of(props, "versioning.md")
+    assert "version warning" in keys
+    # The heading scores when a question holds it whole; alone, "warning" took a question
+    # about call-out boxes with a warning.
+    assert "warning" not in keys
