@@ -235,7 +235,7 @@ class FleetStats:
     phrase_df: Counter
     word_top: dict = field(default_factory=dict)
     phrase_top: dict = field(default_factory=dict)
-    named: Counter = field(default_factory=Counter)
+    named: Counter = field(default_factory=Counter)  # notes whose whole title or file name is a key
     heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
     name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
     name_runs: Counter = field(default_factory=Counter)  # notes whose title or file name holds a 2-3 word run
@@ -247,6 +247,14 @@ class FleetStats:
     def named_elsewhere(self, key: str, own_names: set[str]) -> bool:
         """True when another note's whole title or file name is this key (its terms joined)."""
         return self.named[key] > (1 if key in own_names else 0)
+
+    def in_other_names(self, word: str, own_words: set[str]) -> bool:
+        """True when another note's title or file name holds this word."""
+        return self.name_words[word] > (1 if word in own_words else 0)
+
+    def in_other_titles(self, run: str, own_runs: set[str]) -> bool:
+        """True when another note's title or file name holds this two- or three-word run."""
+        return self.name_runs[run] > (1 if run in own_runs else 0)
 
 
 def density(count: int, size: int) -> float:
@@ -310,8 +318,8 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     name_runs: Counter = Counter()
     streams = {key: _term_stream(prose_lines(text)) for key, text in texts.items()}
     fold = plural_fold({w for stream in streams.values() for w in stream if w})
-    for (_, relpath), text in texts.items():
-        stream = streams[(_, relpath)]
+    for key, text in texts.items():
+        relpath, stream = key[1], streams[key]
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
         word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
         phrases = Counter(_phrases(folded(stream, fold)))
@@ -442,6 +450,7 @@ def propose(
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
     own_names = names(relpath, note.title)
     own_runs = name_runs_of(own_names)
+    own_words = {w for n in own_names for w in n.split()}
 
     variants = 0
 
@@ -461,8 +470,7 @@ def propose(
                 return
             # A word of another note's title or file name ("yield" beside "Dependências com
             # yield") scores there from both; as this note's key it ties or beats that note.
-            own_words = {w for n in own_names for w in n.split()}
-            if source not in ("title", "file name", "miss log") and stats.name_words[sig[0]] > (1 if sig[0] in own_words else 0):
+            if source not in ("title", "file name", "miss log") and stats.in_other_names(sig[0], own_words):
                 return
         # A word or phrase that is another note's whole title or file name ("width" beside
         # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that
@@ -471,7 +479,7 @@ def propose(
             return
         # A phrase inside another note's title ("dados sql" in "Bancos de Dados SQL") is
         # that note's subject: a stub that mentions it twice must not take it.
-        if len(sig) > 1 and source not in ("title", "file name", "miss log") and stats.name_runs[" ".join(sig)] > (1 if " ".join(sig) in own_runs else 0):
+        if len(sig) > 1 and source not in ("title", "file name", "miss log") and stats.in_other_titles(" ".join(sig), own_runs):
             return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
