@@ -64,7 +64,7 @@ from .resident import ResidentText
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
-from .textsearch import Fts5TextSearch, TextMatch, TextSearch, read_all
+from .textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -547,18 +547,29 @@ class Memory:
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
-        found: list[tuple[float, str, str, TextMatch]] = []
+        found: list[tuple[float, str, str, Any, int]] = []
         for name, idx in self.indexes.items():
             op = openings.get(name) if openings and not self._resident_wanted else None
             if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
                 continue  # none of the words is in this base (2,000 small bases: most of them)
-            for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
-                found.append((-m.score, f"{name}/{m.path}", name, m))
+            ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
+            # The resident leg's matches are columns: no match is built to be merged and dropped.
+            paths, scores = (ms.paths, ms.scores) if isinstance(ms, Matches) else (
+                [m.path for m in ms], [m.score for m in ms])
+            prefix = name + "/"
+            found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
+                         [ms] * len(paths), range(len(paths)))
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
         # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found[:RANK_CANDIDATE_POOL]]
+        from operator import itemgetter  # here: the module's top imports are the opening's
+
+        found.sort(key=itemgetter(0, 1))
+        hits = []
+        for _, _, name, ms, k in found[:RANK_CANDIDATE_POOL]:
+            m = ms[k]
+            hits.append(TextHit(name, m.path, m.score, m.chunk))
+        return hits
 
     def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.

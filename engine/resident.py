@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 
 from .stemming import stem_question
-from .textsearch import ChunkText, TextMatch, from_rows
+from .textsearch import ChunkText, Matches, TextMatch, from_rows
 from .fts5search import PRUNE_DF_FRACTION, averages, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
@@ -230,9 +230,10 @@ class ResidentText:
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
+        rows = ranked[0]
         load, load_many = self._chunk, self._chunks
-        return [TextMatch(path, -bm25, ChunkText(load=load, key=rowid, load_many=load_many))
-                for rowid, path, bm25 in ranked[0]]
+        return Matches([path for _, path, _ in rows], [-bm25 for _, _, bm25 in rows],
+                       lambda k: ChunkText(load=load, key=rows[k][0], load_many=load_many))
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""

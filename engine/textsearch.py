@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from .lazylist import LazyList
+
 
 class ChunkText:
     """A hit's best chunk: (heading path, text, first line), held, or read when first asked for.
@@ -87,6 +89,21 @@ class TextMatch(ChunkFields):
     path: str
     score: float  # higher is better: FTS5's bm25() negated, exactly
     chunk: ChunkText
+
+
+class Matches(LazyList):
+    """Matches best first as two columns (paths, scores), each TextMatch built when read:
+    a base ranks 50 files per question, Memory keeps 50 of every base's, and a surface shows
+    a handful. Compares equal to a list of the same matches."""
+
+    def __init__(self, paths: list[str], scores: list[float], chunk_at: Callable[[int], ChunkText]):
+        super().__init__(len(paths))
+        self.paths = paths
+        self.scores = scores
+        self._chunk_at = chunk_at
+
+    def _build(self, k: int) -> TextMatch:
+        return TextMatch(self.paths[k], self.scores[k], self._chunk_at(k))
 
 
 class TextSearch(Protocol):
