@@ -562,9 +562,7 @@ class Memory:
         # BM25 values from separate bases are compared as they are: each base's statistics
         # are its own, which is the price of an index per agent (docs/decisions.md, "Several
         # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
-        from operator import itemgetter  # here: the module's top imports are the opening's
-
-        found.sort(key=itemgetter(0, 1))
+        found.sort(key=lambda f: (f[0], f[1]))
         hits = []
         for _, _, name, ms, k in found[:RANK_CANDIDATE_POOL]:
             m = ms[k]
