@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import gate as gate_mod
 from .aliases import Alias, expand, load_aliases
@@ -41,30 +41,29 @@ from .answer import (
 from . import catalogue_cache
 from .catalogue import Catalogue, Ranking, Scored
 from .covered import COVERAGE_RULE_ON, coverage
-from .classifier import Classifier, choose
-from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .lazylist import LazyList
-from .misses import misses_path, record
 from .clean import repaired
 from .nofollow import LinkRefused
 from .normalize import terms as normalise
-from .remember import remember
-from .rerank.reading import rerank_answer, warm_for
-from .roster import Roster, roster_of
-from .purpose.reading import fuse_reading_list, options_for
-from .purpose.weights import PURPOSE_DEFAULT_ON
+from .purpose import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
 from .rrf import rrf, rrf_top
-from .suggest import suggest
-from .resident import ResidentText
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
 from .textsearch import Fts5TextSearch, TextMatch, TextSearch
+
+if TYPE_CHECKING:
+    from .roster import Roster
+
+# The optional stages (engine/purpose, engine/rerank, the classifier), the resident leg, and
+# what only a refusal, a claim or a miss needs, are imported where they run: a one-shot
+# `kb route` or `kb boot` runs on every prompt of a hook and pays for every module it
+# imports (docs/architecture.md, "The import rule"; tests/test_engine_cli.py checks).
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -325,6 +324,8 @@ class Memory:
         """The purpose stage's checked options, or None when the stage is off."""
         if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
             return None
+        from .purpose.reading import options_for
+
         return options_for(query.purpose, query.near, query.boosts, bases=self._base_roots())
 
     def _base_roots(self) -> dict[str, Path]:
@@ -340,7 +341,7 @@ class Memory:
         keyword_ms = (time.perf_counter() - t0) * 1000
         keyword = KeywordHits(scored)
         agent = _choose_agent(scored)
-        if query.classify and self.roster.classifier and query.question.strip():
+        if query.classify and self._classifier_named() and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
         top_score = scored.score_at(0) if scored else 0.0
@@ -377,6 +378,8 @@ class Memory:
             fused = rrf(_ids(keyword), [h.id for h in text])
         fusion = None
         if fusion_options is not None:
+            from .purpose.reading import fuse_reading_list
+
             fusion = fuse_reading_list(
                 fused, options=fusion_options, snapshot=snap, records=snap.records, base_roots=self._base_roots(),
                 generation=snap.generation, offset=query.offset, limit=query.top,
@@ -408,6 +411,8 @@ class Memory:
         )
         margin = keyword[0].score / keyword[1].score if len(keyword) > 1 and keyword[1].score > 0 else None
         agreement = 1 + (keyword[0].id in text_ids) if keyword else 0
+        if not gate.served:
+            from .suggest import suggest  # a refusal's "did you mean"
         suggestions = () if gate.served else tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
@@ -448,10 +453,14 @@ class Memory:
         the answer's own). Owner and verdict are never touched. Raises the stage's typed
         refusals; RerankBudgetExceeded carries the un-reranked rows.
         """
+        from .rerank.reading import rerank_answer
+
         return rerank_answer(self, answer, request, top=top)
 
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
+        from .rerank.reading import warm_for
+
         return warm_for(self, request)
 
     def route(self, question: str, **kw) -> Answer:
@@ -462,14 +471,25 @@ class Memory:
         """The fused reading list alone, recording no miss."""
         return list(self.ask(Query(question, top=top, record_miss=False, classify=False)).results)
 
+    def _classifier_named(self) -> bool:
+        """Whether fleet.txt names a classifier (the roster's rule), read from the settings alone:
+        the roster reads every base's agent.txt, which a question without a classifier never needs."""
+        named = self.settings.get("classifier")
+        return bool(named and named.strip()) and bool(self.roster.classifier)
+
     @property
     def roster(self) -> Roster:
         """Who is in the fleet, what each does and where it stops (fleet.txt + agent.txt)."""
         if self._roster is None:
+            from .roster import roster_of
+
             self._roster = roster_of(self.fleet)
         return self._roster
 
     def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+        from .classifier import Classifier, choose
+        from .dossier import build_dossier
+
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
         text = build_dossier(self.roster, question, keyword, fold_choice.totals)
@@ -485,6 +505,8 @@ class Memory:
         With `write` and at least one key, `path` (a new note inside one of the bases) is
         written atomically, never over an existing file, and indexed. See engine/remember.py.
         """
+        from .remember import remember
+
         return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
     def recall_loss(self, answer: Answer) -> Miss | None:
@@ -496,6 +518,8 @@ class Memory:
         """
         if answer.gate.served or not answer.question.strip():
             return None
+        from .misses import misses_path, record
+
         path = misses_path(self.fleet.root)
         today = _dt.date.today().isoformat()
         offered = list(answer.suggestions)
@@ -575,6 +599,8 @@ class Memory:
         return leg
 
     def _build_resident(self, name: str, idx: TextIndex) -> None:
+        from .resident import ResidentText
+
         leg = ResidentText(idx)
         with self._swap:  # an update that landed during the build is followed before it answers
             leg.refresh()
