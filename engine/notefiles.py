@@ -52,12 +52,12 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
             if not name.endswith(".md") or name.startswith("."):
                 continue
             rel = under + name
-            if not is_valid_text(rel):
+            if not rel.isascii() and not is_valid_text(rel):  # ASCII is valid: the common case costs no encode
                 # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
                 problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
                 continue
             try:
-                st = os.stat(entry.path)  # follows a file symlink; a dangling one is reported
+                st = entry.stat()  # follows a file symlink (as os.stat); a dangling one is reported
             except OSError as e:
                 problems.append(f"{rel}: cannot read ({e.strerror})")
                 continue
