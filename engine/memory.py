@@ -13,7 +13,6 @@ question being scored never sees half of an update.
 from __future__ import annotations
 
 
-import datetime as _dt
 import gc
 import os
 import threading
@@ -521,7 +520,7 @@ class Memory:
         from .misses import misses_path, record
 
         path = misses_path(self.fleet.root)
-        today = _dt.date.today().isoformat()
+        today = time.strftime("%Y-%m-%d")  # today's local date, as date.today().isoformat() (no datetime import)
         offered = list(answer.suggestions)
         try:
             record(path, answer.question, offered, today)

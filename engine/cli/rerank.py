@@ -14,7 +14,6 @@ from typing import Any
 
 from ..fleet import discover
 from ..rerank import PRECISIONS
-from ..rerank.errors import RerankCallerError
 
 # The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
 # that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.
@@ -39,6 +38,8 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
                                 ("--rerank-summary", getattr(args, "rerank_summary", False)),
                                 ("--rerank-precision", getattr(args, "rerank_precision", "fp32") != "fp32")) if v]
         if named:
+            from ..rerank.errors import RerankCallerError
+
             raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
         return {}
     from ..rerank.reading import RerankRequest
