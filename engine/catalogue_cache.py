@@ -13,7 +13,8 @@ only what its question needs:
 - the catalogue's inverted index word by word (postings and phrases), decoded for the
   question's words only (`FleetCatalogue`);
 - for a small base, the index's vocabulary, so a question none of whose words the base
-  holds does not open its index at all (`may_match`).
+  holds does not open its index at all, and one whose best file cannot reach the text leg's
+  pool is not either (`text_ceiling`).
 
 Never stale. The cache is keyed on the index file itself: SCHEMA_VERSION, and the device,
 inode, size and mtime of index.db and of its write-ahead log; and on the code that derives
@@ -58,7 +59,7 @@ from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
 from .stemming import stem_question
-from .fts5search import chunk_total, one_snapshot
+from .fts5search import bm25_ceiling, chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
 from .notestore import FileRecord, records as read_records
@@ -66,7 +67,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 2
+FORMAT = 3
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -91,7 +92,7 @@ class Opening:
     words: dict[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
-    vocabulary: str | None  # a small base's tokens, one a line: "\ntoken\n" is searched
+    vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
     where: str = ""  # the cache file, named when a blob in it cannot be decoded
 
     @property
@@ -153,17 +154,27 @@ def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
     return out
 
 
-def may_match(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> bool:
-    """False only when the base provably holds none of what its search would ask for, so its
-    index need not be opened: the vocabulary was read from this very index file (the key
-    still matches), and every stem the search sends (engine/stemming.py, as TextIndex.search
-    stems) is one plain token of itself and absent from it. FTS5 matches a token only where
-    it is, so such a base answers nothing. Anything else (a large base, a token the
-    tokenizer might cut or fold) is searched."""
+def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> float | None:
+    """The best score (bm25() negated, as a TextMatch holds it) any file of this base can
+    reach for these terms, or None when that cannot be told without searching (a large
+    base, an index that moved since its vocabulary was read, a stem the tokenizer might cut
+    or fold). 0.0 when the base holds none of the stems: it answers nothing. From the
+    vocabulary's row counts (engine/fts5search.bm25_ceiling): over 2,000 small bases most
+    that hold a common word cannot place a file among the pool's best, and are not opened."""
     vocabulary = op.vocabulary
     if vocabulary is None or op.key is None or op.key != _key(index):
-        return True
-    return any(_PLAIN_TOKEN.match(s) is None or f"\n{s}\n" in vocabulary for s in _asked(question, tuple(terms)))
+        return None
+    hits = []
+    for s in _asked(question, tuple(terms)):
+        if _PLAIN_TOKEN.match(s) is None:
+            return None
+        at = vocabulary.find(f"\n{s} ")
+        if at >= 0:
+            start = at + len(s) + 2
+            hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
+    if not hits:
+        return 0.0
+    return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
 
 
 @lru_cache(maxsize=64)
@@ -224,9 +235,11 @@ def _read(con, key) -> Opening:
         known = dict(con.execute("SELECT path, mtime_ns || ':' || size FROM files"))
         records = read_records(con)
         vocabulary = None
-        if chunk_total(con) <= VOCABULARY_MAX_CHUNKS:
-            # One string, not a set: 2,000 bases' sets were a million objects to load.
-            vocabulary = "\n" + "".join(r[0] + "\n" for r in con.execute("SELECT term FROM chunks_vocab"))
+        rows = chunk_total(con)
+        if rows <= VOCABULARY_MAX_CHUNKS:
+            # One string, not a set: 2,000 bases' sets were a million objects to load. A line
+            # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
+            vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
     fields = tuple(FileRecord.__dataclass_fields__)
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local

@@ -566,17 +566,42 @@ class Memory:
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
         found: list[tuple[float, str, str, TextMatch]] = []
-        for name, idx in self.indexes.items():
-            op = openings.get(name) if openings and not self._resident_wanted else None
-            if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
-                continue  # none of the words is in this base (2,000 small bases: most of them)
+        for name, idx, ceiling in self._bases_to_search(terms, question, openings):
+            if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
+                # No file of this base can score as high as the pool's last, and the bases
+                # left are ordered by that ceiling: none of them can place a file either.
+                break
             for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
                 found.append((-m.score, f"{name}/{m.path}", name, m))
-        # BM25 values from separate bases are compared as they are: each base's statistics
-        # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-        # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found[:RANK_CANDIDATE_POOL]]
+            # BM25 values from separate bases are compared as they are: each base's statistics
+            # are its own, which is the price of an index per agent (docs/decisions.md, "Several
+            # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
+            # after each base is the pool of all of them); a hit is made for the pool only.
+            found.sort(key=lambda f: (f[0], f[1]))
+            del found[RANK_CANDIDATE_POOL:]
+        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found]
+
+    def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
+        """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
+
+        A one-shot reads each small base's vocabulary from its opening cache: a base holding
+        none of the words is not opened, and the rest are asked best ceiling first (the best
+        score any of their files can reach, engine/catalogue_cache.text_ceiling), after the
+        bases without one, so the leg stops at the first that cannot reach the pool. A
+        process that stays up searches every base (its snapshot may be older than an index
+        another process just wrote)."""
+        if not openings or self._resident_wanted:
+            return [(name, idx, None) for name, idx in self.indexes.items()]
+        unbounded, bounded = [], []
+        for name, idx in self.indexes.items():
+            op = openings.get(name)
+            ceiling = catalogue_cache.text_ceiling(idx, op, terms, question) if op is not None else None
+            if ceiling is None:
+                unbounded.append((name, idx, None))
+            elif ceiling > 0.0:
+                bounded.append((name, idx, ceiling))  # 0.0: none of the words is in this base
+        bounded.sort(key=lambda b: -b[2])
+        return unbounded + bounded
 
     def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.

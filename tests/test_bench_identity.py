@@ -241,7 +241,7 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
 
     monkeypatch.setattr(memory_mod, "Catalogue", _OldCatalogueRanked)
     monkeypatch.setattr(catalogue_cache, "FleetCatalogue", old_catalogue)
-    monkeypatch.setattr(catalogue_cache, "may_match", lambda *args: True)  # every base searched
+    monkeypatch.setattr(catalogue_cache, "text_ceiling", lambda *args: None)  # every base searched
     monkeypatch.setattr(fts, "search", search)
     monkeypatch.setattr(indexupdate, "list_notes", _old_list_notes)
     monkeypatch.setattr(normalize_mod, "fold", _old_fold)
