@@ -138,12 +138,14 @@ def opening(index: TextIndex) -> Opening:
     return fresh
 
 
-def index_stale(index: TextIndex) -> bool:
-    """TextIndex.stale, from the cache when it is current: then no connection is opened."""
+def stale_check(index: TextIndex) -> tuple[Opening | None, bool]:
+    """TextIndex.stale, from the cache when it is current (then no connection is opened), and
+    the cache's opening (None without one). A snapshot built right after reuses the opening: the
+    index file is not stat'ed twice (2,000 bases: 4,000 stats)."""
     op = cached(index)
     if op is None:
-        return index.stale()
-    return notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
+        return None, index.stale()
+    return op, notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
 
 
 def shown_skipped(index: TextIndex, op: Opening) -> list[str]:

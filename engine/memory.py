@@ -229,11 +229,16 @@ class Memory:
 
     def _refresh_locked(self, *, stale_only: bool, force: bool = False) -> list[IndexReport]:
         reports = []
+        checked = {}  # base -> the opening its stale check read, for the snapshot below
         for name, idx in self.indexes.items():
             # From the opening cache when it is current: then no connection is opened.
-            if stale_only and not catalogue_cache.index_stale(idx) and not idx.was_rebuilt:
-                reports.append(None)
-                continue
+            if stale_only:
+                op, stale = catalogue_cache.stale_check(idx)
+                if not stale and not idx.was_rebuilt:
+                    if op is not None:
+                        checked[name] = op
+                    reports.append(None)
+                    continue
             reports.append(idx.update(force=force))
         for name, leg in self._resident.items():
             # Followed whether this process or another wrote the index: a diff of the files
@@ -242,13 +247,17 @@ class Memory:
         real = [r for r in reports if r is not None]
         self.last_reports = real
         self._pending_reindexed = sum(r.touched for r in real)
-        self._snapshot = self._build_snapshot(real)
+        self._snapshot = self._build_snapshot(real, checked)
         return real
 
-    def _build_snapshot(self, reports: list[IndexReport]) -> Snapshot:
+    def _build_snapshot(self, reports: list[IndexReport], checked: dict | None = None) -> Snapshot:
         # Each base's records and catalogue rows come from its opening cache when that is
-        # current (engine/catalogue_cache.py), decoded as a question needs them.
-        openings = {b.name: catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases}
+        # current (engine/catalogue_cache.py), decoded as a question needs them; a base whose
+        # stale check just read its cache is not looked up again.
+        checked = checked or {}
+        openings = {
+            b.name: checked.get(b.name) or catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases
+        }
         records = {name: catalogue_cache.Records(op) for name, op in openings.items()}
         unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
         chunks = sum(op.chunks for op in openings.values())
