@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import bignote, notefiles
+from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get
 from .notefiles import (
@@ -161,7 +162,7 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
     map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
     skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
     index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
-    on_disk, problems = list_notes(root)
+    on_disk, problems = notes_on_disk(root, len(known))  # the walk, or its kept listing when no folder moved
     gaps = listing_gaps(problems)
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:
