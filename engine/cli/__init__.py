@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ..clean import shown
@@ -82,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     except KbError as e:
         print(f"kb: {shown(str(e))}", file=sys.stderr)  # a refusal is one line, whatever it quotes
         return e.exit_code
+    except BrokenPipeError:
+        # The reader went away (`kb misses | head`): not an error. Caught before OSError, of
+        # which it is one (it printed "kb: Broken pipe" and exit 1), and stdout pointed at
+        # /dev/null so the flush at exit cannot raise it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         # The last net under every verb: a failure of the file system is one line naming the
         # file and the reason (the verbs refuse what they foresee with a KbError of their own).
@@ -89,5 +96,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0

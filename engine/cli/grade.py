@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from ..errors import KbError
 from ..evaluate import run_eval
 from ..memory import Memory
 from ..render import json_line
 
 
 def cmd_eval(args) -> int:
+    if args.asks < 1:  # a median of no asks is no figure, and a negative count is a typo
+        raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
     report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
