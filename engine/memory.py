@@ -419,9 +419,11 @@ class Memory:
         )
         margin = keyword[0].score / keyword[1].score if len(keyword) > 1 and keyword[1].score > 0 else None
         agreement = 1 + (keyword[0].id in text_ids) if keyword else 0
+        suggestions: tuple[str, ...] = ()
         if not gate.served:
             from .suggest import suggest  # a refusal's "did you mean"
-        suggestions = () if gate.served else tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
+
+            suggestions = tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
             confidence=Confidence(agreement=agreement, keyword_score=top_score, margin=margin),
