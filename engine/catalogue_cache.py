@@ -69,7 +69,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 4
+FORMAT = 5
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -89,9 +89,9 @@ class Opening:
     indexed_at_ns: int | None
     # Read from the index these hold the values; loaded from the cache, each value's marshal
     # blob, decoded when first read (_decoded).
-    records: dict[str, tuple | bytes]  # path -> the record's fields, in path order
-    entries: tuple[tuple[str, tuple | bytes], ...]  # (path, the entry's fields), in path order
-    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (a _WordIndex when cached)
+    records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (_Keyed when cached)
+    entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (_Blobs)
+    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (_Keyed when cached)
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
     vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
@@ -306,22 +306,24 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
         (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
          vocabulary) = payload
         if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
-                and type(records) is dict and type(entries) is tuple and _is_word_index(words)
+                and _is_keyed(records) and _is_blobs(entries) and _is_keyed(words)
                 and type(unreachable) is tuple and type(chunks) is int
                 and (indexed_at_ns is None or type(indexed_at_ns) is int)
                 and (vocabulary is None or type(vocabulary) is str)):
             return None
     except (ValueError, EOFError, TypeError):
         return None
-    return Opening(key, known, skipped_stats, said, indexed_at_ns, records, entries, _WordIndex(*words), unreachable,
+    return Opening(key, known, skipped_stats, said, indexed_at_ns, _Keyed(*records), _Blobs(*entries), _Keyed(*words),
+                   unreachable,
                    chunks, vocabulary, where=path)
 
 
-class _WordIndex:
-    """A cached base's words as three values, not a dict of thousands: one string of the words
-    (a word a line), where each one's blob ends, and the blobs end to end. A fresh process
-    looks up the question's few words and decodes only theirs; loading a dict of every word
-    was a third of reading the cache at 60,000 chunks (a new object per word and per blob)."""
+class _Keyed(Mapping):
+    """A cached mapping of names to blobs as three values, not a dict of thousands: the names
+    (one a line), where each one's blob ends, and the blobs end to end. A fresh process looks
+    up the few names a question touches and decodes only theirs; loading a dict of every
+    word, record and entry was most of reading the cache at 60,000 chunks (a new object per
+    name and per blob)."""
 
     __slots__ = ("_listed", "_ends", "_blobs")
 
@@ -330,20 +332,72 @@ class _WordIndex:
         self._ends = array("Q")
         self._ends.frombytes(ends)
 
-    def get(self, word: str, default=None):
-        at = self._listed.find("\n" + word + "\n") if "\n" not in word else -1
-        if at < 0:
-            return default
-        k = self._listed.count("\n", 0, at)  # the word's place: the lines before it
+    def _place(self, name: str) -> int:
+        at = self._listed.find("\n" + name + "\n") if "\n" not in name else -1
+        return -1 if at < 0 else self._listed.count("\n", 0, at)  # the lines before it
+
+    def __getitem__(self, name: str) -> bytes:
+        k = self._place(name)
+        if k < 0:
+            raise KeyError(name)
         return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
 
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and self._place(name) >= 0
 
-def _is_word_index(words) -> bool:
-    if not (type(words) is tuple and len(words) == 3 and type(words[0]) is str and type(words[1]) is bytes
-            and type(words[2]) is bytes and len(words[1]) % 8 == 0):
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._listed[1:-1].split("\n") if len(self._ends) else ())
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+
+class _Blobs(Sequence):
+    """A cached sequence of blobs as two values: where each ends, and the blobs end to end."""
+
+    __slots__ = ("_ends", "_blobs")
+
+    def __init__(self, ends: bytes, blobs: bytes):
+        self._blobs = blobs
+        self._ends = array("Q")
+        self._ends.frombytes(ends)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self._ends)
+        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+
+def _keyed(values: Mapping) -> tuple[str, bytes, bytes] | None:
+    """`values` (name -> value) as _Keyed's three values; None if a name holds a line break
+    (a note's file name may): such an opening is not kept."""
+    listed = sorted(values)
+    if any("\n" in name for name in listed):
+        return None
+    ends, blobs = _ends_and_blobs(marshal.dumps(values[name]) for name in listed)
+    return "\n" + "".join(name + "\n" for name in listed), ends, blobs
+
+
+def _ends_and_blobs(blobs) -> tuple[bytes, bytes]:
+    blobs = list(blobs)
+    return array("Q", itertools.accumulate(len(b) for b in blobs)).tobytes(), b"".join(blobs)
+
+
+def _is_keyed(v) -> bool:
+    if not (type(v) is tuple and len(v) == 3 and type(v[0]) is str and type(v[1]) is bytes
+            and type(v[2]) is bytes and len(v[1]) % 8 == 0):
         return False
-    n = len(words[1]) // 8
-    return words[0].count("\n") == n + (1 if n else 0) or (n == 0 and words[0] in ("\n", ""))
+    n = len(v[1]) // 8
+    return v[0].count("\n") == n + 1 if n else v[0] in ("\n", "")
+
+
+def _is_blobs(v) -> bool:
+    return type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes and len(v[0]) % 8 == 0
 
 
 def _index_bytes(key: tuple) -> int:
@@ -354,14 +408,10 @@ def _index_bytes(key: tuple) -> int:
 def _store(index: TextIndex, op: Opening) -> None:
     """Keep the opening for the next process; a cache that cannot be written is not kept."""
     # Each record, entry and word its own blob, so a reader decodes only what it touches.
-    records = {path: marshal.dumps(row) for path, row in op.records.items()}
-    entries = tuple((path, marshal.dumps(row)) for path, row in op.entries)
-    if any("\n" in w for w in op.words):
-        return  # not a word the catalogue makes (they are \W-split); kept as one list it would not parse
-    listed = sorted(op.words)
-    blobs = [marshal.dumps(op.words[w]) for w in listed]
-    ends = array("Q", itertools.accumulate(len(b) for b in blobs))
-    words = ("\n" + "".join(w + "\n" for w in listed), ends.tobytes(), b"".join(blobs))
+    records, words = _keyed(op.records), _keyed(op.words)
+    if records is None or words is None:
+        return
+    entries = _ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
     body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
                           entries, words, op.unreachable, op.chunks, op.vocabulary))
     path = cache_path(index)
@@ -434,8 +484,9 @@ class _Entries(Sequence):
                 raise IndexError(i)
             b = bisect_right(self._starts, i) - 1
             base, op = self._parts[b]
-            path, blob = op.entries[i - self._starts[b]]
-            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, blob)
+            got = op.entries[i - self._starts[b]]
+            path, row = got if type(got) is tuple else _decoded(op, got)  # read from the index, or a blob
+            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, row)
             e = self._done[i] = Entry(
                 base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
                 one_word_keys=frozenset(one), phrases=phrases, title_words=frozenset(title_w),

@@ -402,3 +402,16 @@ def test_bases_whose_ceiling_cannot_reach_the_pool_are_not_opened(crowd, monkeyp
         assert len(pruned) == 50, word  # more files hold it than the pool
         skipped_some |= searched < holding
     assert skipped_some  # the ceiling spared opening bases that hold the word
+
+
+def test_a_note_whose_name_holds_a_line_break_keeps_its_base_uncached(demo):
+    """The cache lists names a line each: a base with a note named across two lines is read
+    from its index every time (the same answer, only slower), and its note still answers."""
+    odd = demo / "zed" / "odd\nname.md"
+    odd.write_text("# Oddly named\n\nSearch for: `zanzibar`\n\nA note about zanzibar.\n")
+    _index(demo)
+    answer = json.loads(_route(demo, "zanzibar"))
+    assert answer["keyword_top"] == "zed/odd\nname.md"
+    assert not (demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME).exists()
+    assert len(_caches(demo)) == 2  # the other bases keep theirs
+    assert json.loads(_route(demo, "zanzibar")) == answer
