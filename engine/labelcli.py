@@ -120,8 +120,13 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
         copy = Path(tmp) / fleet.root.name
-        copy_notes(fleet.root, copy, ".git")
+        copy_notes(fleet.root, copy, notes_only=True)  # what kb reads, and no linked folder
         rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
+        for b in fleet.bases:
+            # A base reached through a link is copied as a folder: copied as the link, the
+            # proposals below were written through it into the reader's own notes.
+            if not (copy / rel_root[b.name]).is_dir():
+                copy_notes(b.root, copy / rel_root[b.name], notes_only=True)
         for np in proposals:
             if not np.proposal.can_write:
                 continue

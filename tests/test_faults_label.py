@@ -141,3 +141,27 @@ def test_a_note_named_for_write_without_a_proposal_is_told_why(tmp_path, name, w
     shown = os.fsdecode(os.fsencode(root)) + "/" + name.decode("utf-8", "backslashreplace").replace("\\x", "\\x")
     assert r.stderr.strip() == f"kb: {shown}: {why}"
     assert b"Search for" not in (root / "tea.md").read_bytes()  # refused before anything is written
+
+
+@pytest.mark.parametrize("fifo", [False, True], ids=["linked-base", "and-a-fifo"])
+def test_working_out_the_effect_writes_nothing_through_a_linked_base(tmp_path, fifo):
+    # A base reached through a link (`fleet/ext -> /elsewhere/ext`): the trial copy kept the
+    # link, and every proposal was written through it into the reader's own note, without
+    # --write. A FIFO beside the notes made the copy fail (or wait for a writer forever).
+    fleet = tmp_path / "fleet"
+    (fleet / "zed").mkdir(parents=True)
+    (fleet / "zed" / "index.md").write_bytes(b"# Zed home\n\nZed prose about rockets. Rockets.\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    note = outside / "index.md"
+    note.write_bytes(b"# External home\n\nExternal prose about kites. Kites fly.\n\n## Kite strings\n\nKite strings.\n")
+    before = note.read_bytes()
+    os.symlink(outside, fleet / "ext")
+    if fifo:
+        os.mkfifo(fleet / "zed" / "pipe")
+    r = run_kb("label", str(fleet), "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {p["id"] for p in out["proposals"]} == {"ext/index.md", "zed/index.md"}
+    assert out["effect"] is not None and out["written"] == []
+    assert note.read_bytes() == before
