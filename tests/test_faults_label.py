@@ -165,3 +165,18 @@ def test_working_out_the_effect_writes_nothing_through_a_linked_base(tmp_path, f
     assert {p["id"] for p in out["proposals"]} == {"ext/index.md", "zed/index.md"}
     assert out["effect"] is not None and out["written"] == []
     assert note.read_bytes() == before
+
+
+def test_a_gold_file_that_cannot_be_graded_costs_only_the_before_and_after(tmp_path):
+    # An answer key naming a note renamed since: kb label refused wholesale (exit 2), so the
+    # proposals, the point of the verb, were never shown.
+    root = tmp_path / "fleet"
+    (root / "zed").mkdir(parents=True)
+    (root / "zed" / "index.md").write_bytes(b"# Zed home\n\nZed prose about rockets. Rockets.\n")
+    (root / "gold.tsv").write_text("rockets\tzed/renamed.md\n", encoding="utf-8")
+    r = run_kb("label", str(root), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [p["id"] for p in out["proposals"]] == ["zed/index.md"]
+    assert out["effect"]["gold_before"] is None
+    assert out["effect"]["gold_problem"] == f"{root}/gold.tsv:1: zed/renamed.md is not a note in this fleet"
