@@ -180,3 +180,18 @@ def test_a_gold_file_that_cannot_be_graded_costs_only_the_before_and_after(tmp_p
     assert [p["id"] for p in out["proposals"]] == ["zed/index.md"]
     assert out["effect"]["gold_before"] is None
     assert out["effect"]["gold_problem"] == f"{root}/gold.tsv:1: zed/renamed.md is not a note in this fleet"
+
+
+@pytest.mark.parametrize("bad", ["two\nlines", "a, b", "nul\x00", "sep\u2028x"])
+def test_a_key_that_would_not_read_back_is_refused_before_writing(bad):
+    # The labels screen lets a person edit a key; apply() is the last gate before the bytes.
+    from collections import Counter
+
+    from engine.label import FleetStats, ProposedKey, apply, propose
+
+    data = b"# Wafers\n\nThin wafers crack. Thin wafers.\n"
+    p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="nothing written"):
+        apply(data, replace(p, keys=(ProposedKey(bad, "title"),)), merge=False)
