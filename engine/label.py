@@ -588,6 +588,9 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     """
     if not proposal.can_write:
         raise ValueError(proposal.why_not)
+    for key in proposal.keys:  # an edited key too (the labels screen): what is written reads back
+        if "," in key.key or "\x00" in key.key or len(f"x{key.key}x".splitlines()) != 1:
+            raise ValueError(f"the key {key.key!r} holds a comma, a NUL or a line break; nothing written")
     # The byte-order mark is dropped for reading only: it stays in the bytes written back.
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     text = data[len(bom):].decode("utf-8", errors="surrogateescape")
