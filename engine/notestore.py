@@ -20,7 +20,7 @@ from .excerpt import plain
 from .indexschema import FILE_SHIFT
 from .notes import Note
 from .normalize import words
-from .stemming import note_language_of_words, stem_text, stem_tokens
+from .stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
     from .indexupdate import IndexReport
@@ -122,8 +122,8 @@ def _rows(ready: Iterable[tuple[Chunk, str, list[str]]], language: str | None) -
         lang = language or note_language_of_words([tokens])
         key = (c.heading_path, lang)
         if key not in heading_stems:
-            heading_stems[key] = stem_text(c.heading_path, lang)
-        yield c.heading_path, body, c.line, heading_stems[key], stem_tokens(tokens, lang)
+            heading_stems[key] = index_stems(words(c.heading_path), lang)
+        yield c.heading_path, body, c.line, heading_stems[key], index_stems(tokens, lang)
 
 
 def insert_note(
