@@ -2,8 +2,9 @@
 
 `stem_text(text)` turns text into its stems (space-separated, accents folded, every word);
 `index_stems(words)` is what the index holds of a note: every word's stem but the
-stopwords', which no question asks; `stem_question(terms)` turns a question's content terms into the stems to ask for. One
-module, so notes and questions are always stemmed the same way.
+stopwords', which no question asks; `stem_question(terms)` turns a question's content
+terms into the stems to ask for. One module, so notes and questions are always stemmed the
+same way.
 
 Which language: the one whose stopwords the text holds more of. A note is long enough for
 that to tell; a question often is not ("proteina whey"): when its stopwords do not decide,
@@ -164,11 +165,6 @@ def stem_words(tokens: list[str], language: str) -> list[str]:
     return list(map(_stems_of(language).__getitem__, tokens))
 
 
-def stem_tokens(tokens: list[str], language: str) -> str:
-    """stem_text for text already split into words."""
-    return " ".join(map(_stems_of(language).__getitem__, tokens))
-
-
 def stem_text(text: str, language: str | None = None) -> str:
     """The note's folded words, each stemmed in the note's language, space-separated."""
     tokens = words(text)
@@ -189,7 +185,7 @@ def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
         for lang in (said,) if said else LANGUAGES:
             stem = stem_words([t], lang)[0]
             # A content word whose stem is a stopword ("come" -> "com" in Portuguese) joins
-            # words that have little in common (Portuguese `comer`, `comum`...), and matched
+            # words that have little in common (Portuguese `comer`, `comando`), and matched
             # nearly every note while notes kept their stopwords: such a stem is not asked
             # for; the word itself still is.
             if stem == t or stem not in STOPWORDS:
