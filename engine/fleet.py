@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,18 +30,47 @@ MISSES_FILE = "kb-misses.txt"
 LEFT_BEHIND = (".kb", MISSES_FILE, f".{MISSES_FILE}.lock")
 
 
-def copy_notes(src: Path, dest: Path, *also: str) -> Path:
+def copy_notes(src: Path, dest: Path, *also: str, notes_only: bool = False) -> Path:
     """The notes under `src` at `dest`, without LEFT_BEHIND (nor `also`); symlinks stay links.
-    For `kb label`'s trial copy, the benchmarks and the tests: a measurement on a copy."""
-    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_BEHIND, *also))
+    For `kb label`'s trial copy, the benchmarks and the tests: a measurement on a copy.
+
+    `notes_only` copies only what kb reads (markdown and its own text files, no hidden
+    folder): a docs folder's images, archives or node_modules beside the notes were copied
+    whole to the temporary folder for every `kb label`, gigabytes for nothing."""
+    skip = shutil.ignore_patterns(*LEFT_BEHIND, *also)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        out = set(skip(folder, names))
+        if notes_only:
+            out.update(name for name in names if name.startswith(".") or not _read_by_kb(os.path.join(folder, name)))
+        return out
+
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
     return dest
+
+
+# The text files kb reads beside the notes (a copy with notes_only keeps them).
+READ_BESIDE_NOTES = frozenset({"agent.txt", FLEET_FILE, ALIASES_FILE, "gold.tsv"})
+
+
+def _read_by_kb(path: str) -> bool:
+    """A folder, or a note or text file kb reads: a link (copied as a link) or a regular file.
+    A FIFO or socket is never one (copying a FIFO waits for a writer forever)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        return True
+    name = os.path.basename(path)
+    return (name.endswith(".md") or name in READ_BESIDE_NOTES) and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
 
 
 @dataclass(frozen=True)
 class Base:
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
-    agent: dict[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends
+    agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
 
     @property
     def index_path(self) -> Path:
@@ -82,6 +113,33 @@ def read_kv(path: Path) -> dict[str, str]:
         k, v = line.split("=", 1)
         out[k.strip().lower()] = v.strip()
     return out
+
+
+class AgentCard(Mapping):
+    """A base's agent.txt as `key = value` pairs, read when first looked at: a question reads
+    the owner's card at most, and reading 2,000 bases' cards at discovery was a tenth of a
+    one-shot over such a fleet."""
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._pairs: dict[str, str] | None = None
+
+    def _read(self) -> dict[str, str]:
+        if self._pairs is None:
+            self._pairs = read_kv(self._path)
+        return self._pairs
+
+    def __getitem__(self, key: str) -> str:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return repr(self._read())
 
 
 def is_base(path: Path) -> bool:
@@ -166,7 +224,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         candidates.extend(found)
     kept, duplicates = _one_per_real_directory(candidates)
     for b in kept:
-        bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
+        bases.append(Base(name=b.name, root=b, agent=AgentCard(b / "agent.txt")))
     # Counted once, not list.count per base: quadratic over 2,000 bases.
     dupes = sorted(n for n, k in Counter(b.name for b in bases).items() if k > 1)
     if dupes:

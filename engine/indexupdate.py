@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import bignote, notefiles
+from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get
 from .notefiles import (
@@ -54,9 +55,11 @@ class IndexReport:
 
 
 # How far a ctime may lag the fine clock that stamps indexed_at_ns: the kernel stamps files
-# from a coarse clock (a jiffy, 1-10 ms), so a change made just after an update began can carry
-# a ctime just before it. Far below RACY_NS, because a ctime cannot be set back by anyone.
-CTIME_SLACK_NS = 50_000_000
+# from a coarse clock (a jiffy: 10 ms at the slowest, HZ=100), so a change made just after an
+# update began can carry a ctime just before it. Far below RACY_NS, because a ctime cannot be
+# set back by anyone; and no more than that, since a note changed just before an update is read
+# by it (a wider margin only made notes copied just before an index young once more).
+CTIME_SLACK_NS = 10_000_000
 
 
 def young(st: os.stat_result, young_from: int) -> bool:
@@ -229,7 +232,7 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
     map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
     skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
     index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
-    on_disk, problems = list_notes(root)
+    on_disk, problems = notes_on_disk(root, len(known))  # the walk, or its kept listing when no folder moved
     gaps = listing_gaps(problems)
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:

@@ -128,6 +128,8 @@ class _StemCache(dict):
             stem = stem if stem.isascii() else fold(stem)
         else:
             stem = _stemmer(self.language).stemWord(word)
+        if stem:
+            stem = _kept(word, stem)
         if len(self) < _STEMS_MAX:
             self[word] = stem
         return stem
@@ -161,6 +163,21 @@ def index_stems(tokens: list[str], language: str) -> str:
     return " ".join(map(cache.__getitem__, tokens))
 
 
+# Marks a stem that would otherwise be a stopword: a digit, which Snowball never leaves at the
+# end of a stem of letters, and which the tokenizer keeps inside the token.
+STOPWORD_STEM_MARK = "0"
+
+
+def _kept(word: str, stem: str) -> str:
+    """The token a word is indexed and asked as: its stem, marked when the stem is a stopword
+    the word is not. Snowball makes `comer`, `come` and `comia` "com", `doses` "dos", `notes`
+    "not" (an English word in a Portuguese note), `likely` "like": indexed so, the word was
+    out of reach (a question cannot ask for "com", which every Portuguese note holds). Marked
+    ("com0"), the family still meets, apart from the stopword; the same in notes and questions."""
+    # A stopword itself ("its" -> "it", "being" -> "be") is never asked for: left as it was.
+    return stem + STOPWORD_STEM_MARK if stem != word and stem in STOPWORDS and word not in STOPWORDS else stem
+
+
 def stem_words(tokens: list[str], language: str) -> list[str]:
     return list(map(_stems_of(language).__getitem__, tokens))
 
@@ -183,11 +200,7 @@ def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for t in terms:
         for lang in (said,) if said else LANGUAGES:
-            stem = stem_words([t], lang)[0]
-            # A content word whose stem is a stopword ("come" -> "com" in Portuguese) joins
-            # words that have little in common (Portuguese `comer`, `comando`), and matched
-            # nearly every note while notes kept their stopwords: such a stem is not asked
-            # for; the word itself still is.
-            if stem == t or stem not in STOPWORDS:
-                out.setdefault(stem, None)
+            # A content word whose stem is a stopword ("come" -> "com") is asked as the marked
+            # stem the notes hold (_kept, "com0"): never "com", which nearly every note holds.
+            out.setdefault(stem_words([t], lang)[0], None)
     return tuple(out)
