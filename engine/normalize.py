@@ -49,9 +49,19 @@ def _fold(text: str) -> str:
 _fold_cached = lru_cache(maxsize=65536)(_fold)
 
 
+# Folded text is mostly ASCII (Latin accents fold away): there, every ASCII character that is
+# not a letter or a digit becomes a space and str.split() does the rest, in C, at twice the
+# speed of the pattern (an index build splits every chunk). The same words as _SPLIT: for
+# ASCII, [\W_] is exactly "not a letter or a digit".
+_ASCII_BREAKS = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+
+
 def words(text: str) -> list[str]:
     """Every folded word, stopwords included (for phrase display and the suggester)."""
-    return [w for w in _SPLIT.split(fold(text)) if w]
+    folded = fold(text)
+    if folded.isascii():
+        return folded.translate(_ASCII_BREAKS).split()
+    return [w for w in _SPLIT.split(folded) if w]
 
 
 def terms(text: str) -> list[str]:
