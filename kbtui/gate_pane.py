@@ -13,8 +13,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Static
 
+from .line_view import LineView
 from .pane import Pane
 from .verdict_bar import NO_MARGIN
 
@@ -115,7 +115,7 @@ class GatePane(Pane):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="gate-scroll"):
-            yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
+            yield LineView(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
 
     def signature(self, answer) -> object:
         kw = answer.keyword
@@ -123,4 +123,4 @@ class GatePane(Pane):
                 len(answer.text), answer.indexed.agents)
 
     def show_answer(self, answer) -> None:
-        self.query_one("#gate-text", Static).update(gate_table(gate_rows(answer)))
+        self.query_one("#gate-text", LineView).update(gate_table(gate_rows(answer)))

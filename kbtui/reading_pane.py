@@ -21,11 +21,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import OptionList, Static
+from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from .clamp import Clamp
 from .clean import name_line, one_line
+from .line_view import LineView
 from .pane import Pane
 
 
@@ -113,13 +114,13 @@ class ReadingPane(Pane):
         self._ids: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(id="suggestions", classes="-hidden")
+        yield LineView(id="suggestions", classes="-hidden")
         yield OptionList(id="reading-list")
 
     def show_answer(self, answer) -> None:
         from engine.coverage import coverage_line  # the one wording, shared with kb and kb boot
 
-        sug = self.query_one("#suggestions", Static)
+        sug = self.query_one("#suggestions", LineView)
         line = coverage_line(answer.agent)
         head = Text()
         if line:
@@ -148,7 +149,7 @@ class ReadingPane(Pane):
 
     def clear(self) -> None:
         self.border_title = self.TITLE
-        self.query_one("#suggestions", Static).add_class("-hidden")
+        self.query_one("#suggestions", LineView).add_class("-hidden")
         self._ids = []
         self.query_one(OptionList).clear_options()
 
