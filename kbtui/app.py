@@ -7,7 +7,6 @@ with; screens render answers and never call the engine on the UI thread.
 from __future__ import annotations
 
 import argparse
-import gc
 import threading
 import shlex
 import sys
@@ -21,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from .commands import KbCommands
 from .history import History
+from .idle_gc import IdleCollector
 from .main_screen import MainScreen
 from .messages import FleetChanged, FleetLoaded, RoomSettled
 from .watch import describe_changes, is_watched
@@ -92,6 +92,7 @@ class KbApp(App):
         self.main = MainScreen()
         self.loaded: FleetLoaded | None = None
         self.settled = False  # RoomSettled has arrived
+        self.idle_gc = IdleCollector(self)
         self._eval_screen = None
 
     # -- start -------------------------------------------------------------------
@@ -135,13 +136,9 @@ class KbApp(App):
             pass
 
     def on_room_settled(self, message: RoomSettled) -> None:
-        # Everything alive now (the app's widgets and styles, the index, the text leg) lives
-        # as long as the room. A full pass of the cycle collector walks all of it: 80-150 ms
-        # measured at 60,000 chunks, and even the demo's room alone is ~70,000 objects, a
-        # frame dropped now and then while typing. Frozen, the passes walk only what was
-        # made since, so they fit inside a frame. (The engine lifts and redoes the freeze
-        # when it rebuilds a large snapshot.)
-        gc.freeze()
+        # Everything alive now lives as long as the room: out of the collector's sight, and
+        # its full passes run while the person pauses (kbtui/idle_gc.py).
+        self.idle_gc.start()
         self.settled = True
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
@@ -181,6 +178,7 @@ class KbApp(App):
             self._reindex(sorted(changes))
 
     def on_unmount(self) -> None:
+        self.idle_gc.stop()
         stop = getattr(self, "_watch_stop", None)
         if stop is not None:
             stop.set()
