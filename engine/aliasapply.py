@@ -7,11 +7,17 @@ else in the file changes.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .aliases import Alias
-from .atomic import write_atomic
+from .atomic import create_atomic, write_atomic
+from .clean import shown
+from .nofollow import refuse_links
+from .textfile import BOM
 from .gate import verdict_for
 from .normalize import terms
 
@@ -42,16 +48,53 @@ def alias_effect(memory, line: str, questions: list[str]) -> list[AliasEffect]:
 
 
 def append_alias(path: Path, line: str) -> bool:
-    """Add `line` at the end of the aliases file; False when it is there already."""
-    if path.is_symlink():
-        raise OSError(f"{path}: a symbolic link; not written through")
-    try:
-        current = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        current = ""
-    wanted = " ".join(line.split())
-    if any(" ".join(x.split()) == wanted for x in current.splitlines()):
-        return False
-    sep = "" if not current or current.endswith("\n") else "\n"
-    write_atomic(path, current + sep + line + "\n")
-    return True
+    """Add `line` at the end of the aliases file; False when it is there already.
+
+    The bytes already there stay as they are (a byte-order mark, CRLF endings: the new line
+    takes the file's ending). The file is locked while it is read and replaced, so two
+    reading rooms appending at once both land; one that finds the file replaced while it
+    waited reads the new one. Every refusal is an OSError of one line naming the file.
+    """
+    if len(line.splitlines()) != 1 or "\x00" in line:
+        raise OSError(f"{shown(str(path))}: the alias line holds a line break or a NUL; not written")
+    refuse_links(path)
+    for _ in range(_ATTEMPTS):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except FileNotFoundError:
+            try:
+                create_atomic(path, line + "\n")  # never over a file another writer just made
+                return True
+            except FileExistsError:
+                continue
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would block the read forever
+                raise OSError(f"{shown(str(path))}: not a regular file; not written")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                now = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                continue  # replaced by another writer while this one waited: read the new file
+            current = f.read()
+            try:
+                text = current.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise OSError(f"{shown(str(path))}: not UTF-8 (byte 0x{current[e.start]:02x} at offset "
+                              f"{e.start}); not written") from None
+            wanted = " ".join(line.split())
+            if any(" ".join(x.split()) == wanted for x in text.removeprefix(BOM).splitlines()):
+                return False
+            ends = text.splitlines(keepends=True)
+            last = ends[-1] if ends else ""
+            ending = last[len(last.splitlines()[0]):] if last else ""
+            eol = next((e for e in ("\r\n", "\n", "\r") if ending == e), "\r\n" if "\r\n" in text else "\n")
+            sep = eol if last and not ending else ""  # a last line without its ending gets one
+            write_atomic(path, current + (sep + line + eol).encode("utf-8"))
+            return True
+    raise OSError(f"{shown(str(path))}: replaced by other writers {_ATTEMPTS} times in a row; not written")
+
+
+_ATTEMPTS = 50

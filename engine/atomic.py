@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -23,11 +24,16 @@ def write_atomic(
     # Replacing a link would not write through it, but what is written was often read through
     # it (a log, a .gitignore): a link where kb writes is refused (engine/nofollow).
     refuse_links(path)
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is not None and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
+        # A rename needs only the folder's permission: without this a note, an alias file or a
+        # log its owner marked read-only (chmod a-w) was replaced, by root or by anyone.
+        raise PermissionError(errno.EACCES, "read-only (no write permission); kb does not replace it", str(path))
     if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except OSError:
-            mode = 0o666 & ~_umask()
+        mode = st.st_mode & 0o7777 if st is not None else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)

@@ -10,6 +10,7 @@ number: grading against a key that names nothing would measure nothing.
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 import time
@@ -26,6 +27,7 @@ SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many ques
 # The abstention set's kinds of question: answered by the fleet; sharing its words but not
 # answered by it; unrelated to it; not a question at all.
 LABELS = ("in-scope", "near", "far", "noise")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,10 @@ def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
     except OSError as e:
         raise KbError(f"{path}: cannot read ({e.strerror})") from None
     out = []
-    for n, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at \n, \r\n or \r only, as an editor numbers them: str.splitlines also breaks
+    # at U+2028, NEL or a form feed pasted inside a question, which cut it in two and put
+    # every later refusal at the wrong line number.
+    for n, raw in enumerate(_LINE_BREAK.split(text.removesuffix("\n")), start=1):
         if not raw.strip() or raw.lstrip().startswith("#"):
             continue
         cols = raw.split("\t")

@@ -52,6 +52,27 @@ class IndexReport:
         return self.changed + self.added + self.removed
 
 
+# How far a ctime may lag the fine clock that stamps indexed_at_ns: the kernel stamps files
+# from a coarse clock (a jiffy, 1-10 ms), so a change made just after an update began can carry
+# a ctime just before it. Far below RACY_NS, because a ctime cannot be set back by anyone.
+CTIME_SLACK_NS = 50_000_000
+
+
+def young(st: os.stat_result, young_from: int) -> bool:
+    """Whether the note may have changed since the update that set `young_from` (racy_from)
+    without its stat showing it. The mtime can be set back (`cp -p`, `rsync -t`, `touch -r`,
+    an unpacked archive), so a note replaced by one of the same size and mtime kept its stale
+    answer for good; its ctime cannot be set, and any write, rename over or chmod puts it
+    after the update began (git's racy check reads it too)."""
+    indexed_at = young_from + RACY_NS
+    # An mtime past the update by more than a clock's grain is a skewed stamp (an archive from
+    # a machine whose clock ran ahead, `touch -d tomorrow`), not a racy one: it made the note
+    # young until the clock caught up, so every question re-indexed. Any change to the note
+    # since moves its ctime, which still says so.
+    return (young_from <= st.st_mtime_ns < indexed_at + RACY_NS
+            or st.st_ctime_ns >= indexed_at - CTIME_SLACK_NS)
+
+
 def racy_from(con: sqlite3.Connection) -> int | None:
     """Notes with an mtime at or after this may have changed without their stat showing it."""
     last = meta_get(con, "indexed_at_ns")
@@ -114,7 +135,7 @@ def _bring_note(
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
     sig = (st.st_mtime_ns, st.st_size)
-    if old and not force and (old[1], old[2]) == sig and (young_from is None or sig[0] < young_from):
+    if old and not force and (old[1], old[2]) == sig and (young_from is None or not young(st, young_from)):
         report.unchanged += 1
         return
     # A large note is read in two bounded passes (engine/bignote.py), never whole.
@@ -172,7 +193,7 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
             continue
         if known.get(rel) != sig and skips.get(rel) != sig:
             return True
-        if young_from is not None and st.st_mtime_ns >= young_from:
+        if young_from is not None and young(st, young_from):
             return True  # same stat, but too young for the stat to prove the same content
     # A note that was skipped and is gone must leave the skipped list too.
     return any(rel not in on_disk and not in_gap(rel, gaps) for rel in (*known, *skips))

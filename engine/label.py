@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from .stopwords import STOPWORDS
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
+from .notefiles import content_problem
 from .notes import parse_note
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
@@ -40,6 +41,8 @@ _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
+# A setext level-one underline: the paragraph line above it is a title kb's reader never sees.
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}=+[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,7 @@ def searchable(key: str) -> bool:
 def prose_lines(text: str) -> list[str]:
     """The note's prose: no code blocks, no headings, no tables, html or front matter."""
     out, in_fence, lines = [], False, text.splitlines()
-    start = 0
-    if lines and lines[0].strip() == "---":  # YAML front matter
-        for i in range(1, len(lines)):
-            if lines[i].strip() == "---":
-                start = i + 1
-                break
-    for line in lines[start:]:
+    for line in lines[front_matter_end(lines):]:
         if FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -117,6 +114,29 @@ def prose_lines(text: str) -> list[str]:
             continue
         out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", line)))
     return out
+
+
+def front_matter_end(lines: list[str]) -> int:
+    """How many lines the YAML front matter at the top takes (0 when there is none)."""
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if lines[i].strip() == "---":
+                return i + 1
+    return 0
+
+
+def setext_title_line(lines: list[str]) -> int | None:
+    """The 1-based line of the first paragraph line underlined with `=` (a setext title),
+    outside fences and front matter; None when there is none."""
+    in_fence = False
+    start = front_matter_end(lines)
+    for i in range(start, len(lines)):
+        if FENCE.match(lines[i]):
+            in_fence = not in_fence
+        elif not in_fence and i > start and _SETEXT_UNDERLINE.match(lines[i]) and lines[i - 1].strip() \
+                and not _HEADING.match(lines[i - 1]):
+            return i
+    return None
 
 
 def headings(text: str) -> list[tuple[int, str]]:
@@ -268,7 +288,12 @@ def propose(
     miss_questions: list[str] = (),  # type: ignore[assignment]
 ) -> Proposal | None:
     """The proposal for one note, or None when its label is not thin (engine/thin.py: W06's rule)."""
-    text = data.decode("utf-8", errors="replace")
+    problem = content_problem(data)
+    if problem:  # the index never reads it, so a label there would answer nothing
+        return Proposal(relpath, PurePosixPath(relpath).stem, "no label", (), (), None, digest(data), False,
+                        f"{problem}: kb does not index it")
+    # A byte-order mark is not part of the first line, for kb's reader nor here (engine/textfile.py).
+    text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()
     if note.is_entry and not is_thin(existing):
@@ -358,7 +383,16 @@ def propose(
 
     purpose = None if note.purpose else first_sentence(text)
     can_write, why_not = True, ""
-    if note.title_line is None:
+    lines = text.splitlines()
+    setext = setext_title_line(lines)
+    if setext is not None and (note.title_line is None or setext < note.title_line):
+        # kb reads only `#` headings: the label would go under a later heading, mid-note.
+        can_write, why_not = False, (f"its title (line {setext}) is underlined with '=', which kb does not read as "
+                                     f"a title: write it as '# {lines[setext - 1].strip()}' first")
+    elif note.title_line is not None and note.title_line <= front_matter_end(lines):
+        can_write, why_not = False, (f"the heading kb reads as its title (line {note.title_line}) is inside the "
+                                     "front matter: a label there would change the front matter")
+    elif note.title_line is None:
         can_write, why_not = False, "no heading to put a label under: give the note a title first"
     elif note.label_line is not None and not note.label_under_title:
         can_write, why_not = False, f"a Search for: line stands at line {note.label_line}, not under the title: move it first"
@@ -377,27 +411,38 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     """
     if not proposal.can_write:
         raise ValueError(proposal.why_not)
-    text = data.decode("utf-8", errors="surrogateescape")
+    # The byte-order mark is dropped for reading only: it stays in the bytes written back.
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    text = data[len(bom):].decode("utf-8", errors="surrogateescape")
     note = parse_note(proposal.relpath, text)
-    lines = data.split(b"\n")
-    eol = b"\r\n" if b"\r\n" in data else b"\n"
+    # parse_note's lines, each with its own ending: str.splitlines breaks at "\r" alone, form
+    # feeds and U+2028 too, so counting lines by b"\n" put the label under the wrong line
+    # (after the prose of an old Mac note, or on a line of prose when merging).
+    lines = [line.encode("utf-8", errors="surrogateescape") for line in text.splitlines(keepends=True)]
     new_keys = ", ".join(k.key for k in proposal.keys).encode("utf-8")
     if note.label_under_title:
         if not merge:
             raise ValueError("it has a label already: --merge adds keys to it, nothing replaces it")
         i = note.label_line - 1
-        line = lines[i]
-        cr = line.endswith(b"\r")
-        body = line[:-1] if cr else line
+        body, ending = _split_ending(lines[i])
+        keys_end = len(body.rstrip())  # trailing space (a markdown hard break) stays after the keys
         sep = b", " if note.keys else b" "
-        lines[i] = body.rstrip() + sep + new_keys + (b"\r" if cr else b"")
-        return b"\n".join(lines)
+        lines[i] = body[:keys_end] + sep + new_keys + body[keys_end:] + ending
+        return bom + b"".join(lines)
     i = note.title_line - 1
+    _, ending = _split_ending(lines[i])
+    eol = ending if ending in (b"\r\n", b"\n", b"\r") else (b"\r\n" if b"\r\n" in data else b"\n")
     insert = eol + b"Search for: " + new_keys + eol
     if proposal.purpose and not note.purpose:
         insert += b"Exists to: " + proposal.purpose.encode("utf-8") + eol
-    # Offset just past the title line's own ending; a title on the last line has none.
-    offset = sum(len(l) + 1 for l in lines[: i + 1])
-    if offset > len(data):  # the title is the last line and has no ending: give it one
-        return data + eol + insert
-    return data[:offset] + insert + data[offset:]
+    head = bom + b"".join(lines[: i + 1])
+    if not ending:  # the title is the last line and has no ending: give it one
+        return head + eol + insert
+    return head + insert + b"".join(lines[i + 1:])
+
+
+def _split_ending(line: bytes) -> tuple[bytes, bytes]:
+    """A line's bytes and its ending (one of the breaks str.splitlines knows, or none)."""
+    text = line.decode("utf-8", errors="surrogateescape")
+    body = text.splitlines()[0] if text else ""
+    return body.encode("utf-8", errors="surrogateescape"), text[len(body):].encode("utf-8", errors="surrogateescape")

@@ -26,6 +26,7 @@ from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
 from .notefiles import list_notes
+from .clean import is_valid_text
 
 GOLD_FILE = "gold.tsv"
 
@@ -83,7 +84,7 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
                 files[(b.name, rel)] = (b.root / rel).read_bytes()
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {(b, r): d.decode("utf-8", errors="replace") for (b, r), d in files.items()}
+    texts = {(b, r): d.decode("utf-8", errors="replace").lstrip("\ufeff") for (b, r), d in files.items()}
     stats = fleet_stats(texts)
     landed: dict[str, list[str]] = {}
     if memory is not None:
@@ -198,30 +199,50 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
         except ValueError as e:
             refused.append(f"{where}: {e}")
             continue
-        except OSError as e:
+        except OSError as e:  # a note marked read-only among them (engine/atomic.py)
             refused.append(f"{where}: cannot write ({e.strerror})")
             continue
         written.append(np.id)
     return written, refused
 
 
+def _named(path: str | os.PathLike[str]) -> str:
+    """The file a path names, its folders resolved but not its last component: a link named
+    on the command line is that link (refused), never the note it points to."""
+    path = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
 def _choose(proposals: list[NoteProposal], wanted: list[str]) -> list[NoteProposal]:
     if not wanted:
         return list(proposals)
     by_id = {np.id: np for np in proposals}
-    by_path = {os.path.realpath(np.root / np.proposal.relpath): np for np in proposals}
+    by_path = {_named(np.root / np.proposal.relpath): np for np in proposals}
     by_rel: dict[str, list[NoteProposal]] = {}
     for np in proposals:
         by_rel.setdefault(np.proposal.relpath, []).append(np)
     out = []
     for w in wanted:
-        np = by_id.get(w) or by_path.get(os.path.realpath(w))
+        np = by_id.get(w) or by_path.get(_named(w))
         if np is None and len(by_rel.get(w, [])) == 1:
             np = by_rel[w][0]
         if np is None:
-            raise KbError(f"{w}: no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in these bases)")
+            raise KbError(f"{w}: {_why_no_proposal(w)}")
         out.append(np)
     return out
+
+
+def _why_no_proposal(wanted: str) -> str:
+    """Why a note named with --write has no proposal, said as it is (a missing file or a name
+    kb cannot index was once told its label was not thin)."""
+    if not is_valid_text(wanted):
+        return "file name is not valid UTF-8, so kb does not index it; rename it to label it"
+    if os.path.isabs(wanted) and not os.path.lexists(wanted):
+        return "no such note"
+    if os.path.isdir(wanted) or (os.path.lexists(wanted) and not wanted.endswith(".md")):
+        return "not a markdown note (.md)"
+    return ("no proposal for this note (its label is not thin: 12 distinct keys or more; or it is not in "
+            "these bases)")
 
 
 def cmd_label(args) -> int:
@@ -246,7 +267,7 @@ def cmd_label(args) -> int:
     else:
         print(render(proposals, eff, written, refused, wrote=args.write is not None))
     for r in refused:
-        print(f"kb: {r}", file=sys.stderr)
+        print(f"kb: {printable(r)}", file=sys.stderr)  # a file name may hold a newline: one line each
     return 1 if refused else 0
 
 

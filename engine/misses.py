@@ -163,7 +163,9 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             try:
-                entries, stray = parse_lines(read_text(path, errors="replace"))
+                # Bytes that are not UTF-8 (a line typed in another encoding) are carried through
+                # as they were: read as replacement characters, they were lost at the next miss.
+                entries, stray = parse_lines(read_text(path, errors="surrogateescape"))
             except FileNotFoundError:
                 entries, stray = [], []
             offered = ", ".join(looked_like)
@@ -177,7 +179,8 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
             else:
                 entries.append(MissEntry(1, today, today, q, offered))
             # 0600: a nutrition agent's miss is a health question; nobody else on the machine reads it.
-            write_atomic(path, render_log(entries, [line for _, line in stray]), mode=0o600)
+            log = render_log(entries, [line for _, line in stray]).encode("utf-8", errors="surrogateescape")
+            write_atomic(path, log, mode=0o600)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 

@@ -133,6 +133,18 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
     return text.lstrip("\ufeff"), raw, None
 
 
+def content_problem(raw: bytes) -> str | None:
+    """Why these bytes are not a note kb indexes, in read_note's words, or None. kb label asks:
+    a label written into a note the index never reads would answer nothing."""
+    if b"\x00" in raw[:8192]:
+        return "binary, not markdown (NUL byte)"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
+    return None
+
+
 # How read_note and bignote.scan word a read that failed (as opposed to bytes that are wrong).
 _READ_FAILURES = (": cannot read (", ": vanished before it could be read", ": is a directory")
 

@@ -40,6 +40,8 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         message = json.loads(text)
     except ValueError as e:  # JSONDecodeError, and a number too long to convert
         return _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
+    except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
+        return _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
     if isinstance(message, list):
         why = "an empty batch" if not message else "a batch (JSON-RPC batches are not part of MCP)"
         return _error(None, INVALID_REQUEST, f"Invalid Request: {why}")
@@ -59,7 +61,9 @@ def refusal(line: bytes) -> dict[str, Any] | None:
     from mcp import types  # the library's own reading of a message: what it would refuse, we answer
 
     try:
-        types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+        # The library reads the line with this call (its JSON parser stops at a nesting a
+        # Python dict passes, and it then drops the line without a reply): ask it the same.
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError as e:  # pydantic's ValidationError
         first = e.errors()[0] if hasattr(e, "errors") else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int))
@@ -117,7 +121,10 @@ class CheckedWire:
                 for line in wire:
                     if not line.strip():
                         continue
-                    reply = refusal(line.rstrip(b"\r\n"))
+                    try:
+                        reply = refusal(line.rstrip(b"\r\n"))
+                    except Exception as e:  # noqa: BLE001 - whatever one line does, the relay must live on
+                        reply = _error(None, PARSE_ERROR, f"Parse error: the line could not be read ({type(e).__name__})")
                     if reply is None:
                         lib.write(line if line.endswith(b"\n") else line + b"\n")
                         lib.flush()

@@ -142,11 +142,12 @@ class MissesScreen(TableScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="write alias")
     def _apply_alias(self, line: str) -> None:
         from engine.aliasapply import append_alias
+        from engine.errors import os_error_line
 
         try:
             wrote = append_alias(self.app.memory.fleet.aliases_path, line)
-        except OSError as e:
-            self.post_message(AliasWritten(line, False, str(e)))
+        except OSError as e:  # "file: reason", not "[Errno 13] ...: 'file'"
+            self.post_message(AliasWritten(line, False, os_error_line(e)))
             return
         self.post_message(AliasWritten(line, wrote))
 

@@ -298,6 +298,11 @@ class _RawServer:
          b' "arguments": {"question": "\\ud800 deploy"}}}', -32600, "q8"),  # a lone surrogate
         (b'{"jsonrpc": "2.0", "id": 9, "method": "ping", "x": "caf\xe9"}', -32700, None),  # not UTF-8
         (b'{"jsonrpc": "2.0", "id": [1], "method": "ping"}', -32600, None),  # an id of the wrong type
+        # Nested deeper than the library's parser goes: it dropped the line without a reply.
+        pytest.param(b'{"jsonrpc": "2.0", "id": "d3", "method": "tools/call", "params": {"name": "kb_route",'
+                     b' "arguments": {"question": "x", "x": ' + b"[" * 300 + b"]" * 300 + b"}}}", -32600, "d3",
+                     id="nested-300"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, -32700, None, id="nested-100000"),  # it killed the relay
     ],
 )
 def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, code, answered_id):

@@ -10,6 +10,7 @@ names it and its options.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable
 
@@ -52,6 +53,8 @@ def cmd_route(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    if args.asks < 1:  # a median of no asks is no figure, and a negative count is a typo
+        raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
     report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
@@ -138,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     except KbError as e:
         print(f"kb: {shown(str(e))}", file=sys.stderr)  # a refusal is one line, whatever it quotes
         return e.exit_code
+    except BrokenPipeError:
+        # The reader went away (`kb misses | head`): not an error. Caught before OSError, of
+        # which it is one (it printed "kb: Broken pipe" and exit 1), and stdout pointed at
+        # /dev/null so the flush at exit cannot raise it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         # The last net under every verb: a failure of the file system is one line naming the
         # file and the reason (the verbs refuse what they foresee with a KbError of their own).
@@ -145,5 +154,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0

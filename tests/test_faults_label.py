@@ -1,0 +1,143 @@
+"""`kb label --write` against notes as people really have them: a byte-order mark, a setext
+title, a YAML comment in the front matter, a read-only note, bytes kb does not index, a link
+named on the command line, a file name holding a newline. Each is written where it belongs
+or refused in one line naming the file, and nothing else changes. One real `kb label --write`
+over one folder holding all of them; each test reads its own note's outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from conftest import run_kb
+
+from engine.notes import parse_note
+
+NOTES = {
+    # A Windows editor's note: the title is line one behind the mark.
+    "bom.md": b"\xef\xbb\xbf# Gadget handbook\n\nThe gadget handbook covers gadgets.\n\n## Gadget wiring\n\n"
+              b"Gadget wiring is hard. Gadget wiring again.\n",
+    # Underlined title: kb reads only `#` headings, so the label would land under `## Rocket fuel`.
+    "setext.md": b"Rocket manual\n=============\n\nRockets fly high.\n\n## Rocket fuel\n\nRocket fuel burns. Rocket fuel.\n",
+    # A YAML comment is a `# ` line: kb's reader takes it for the title.
+    "front.md": b"---\n# yaml-language-server: $schema=x\ntitle: Boats\n---\n# Boats\n\nBoats float on water.\n",
+    "readonly.md": b"# Kite flying\n\nKites fly in the wind. Kites need wind.\n",
+    "latin.md": b"# Coffee\n\nCaf\xe9 prose about coffee. Coffee beans.\n",
+    "binary.md": b"# Binary\n\nBin\x00ary prose about blobs.\n",
+    "zeta.md": b"# Lamp care\n\nLamps glow. Lamp care matters.\n",
+    "plain.md": b"# Plain garden\n\nGardens grow flowers. Garden soil.\n",
+    # Lines kb's reader breaks and b"\n" does not: an old Mac's "\r", a U+2028 above the title.
+    "oldmac.md": b"# Mac history\rMacs are old. Mac history is long.\r## Classic systems\rClassic systems.\r",
+    "linesep.md": "Intro\u2028more\n# Page breaks\nPage breaks split pages. Page breaks.\n".encode(),
+}
+LINK_IN = "alpha.md"  # -> zeta.md; sorts first, so the target's proposal was the one a realpath found
+LINK_ODD = "odd\nkb: forged line.md"  # a link, refused, whose name holds a newline
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("label") / "notes"
+    root.mkdir()
+    for name, data in NOTES.items():
+        (root / name).write_bytes(data)
+    os.chmod(root / "readonly.md", 0o444)
+    os.symlink("zeta.md", root / LINK_IN)
+    os.symlink("plain.md", root / LINK_ODD)
+    before = {p.name: p.read_bytes() for p in root.iterdir()}
+    named = [str(root / n) for n in (*NOTES, LINK_IN, LINK_ODD) if n not in ("zeta.md",)]
+    r = run_kb("label", str(root), "--no-effect", "--json", "--write", *named)
+    out = json.loads(r.stdout)
+    yield root, before, out, r.stderr
+    os.chmod(root / "readonly.md", 0o644)
+
+
+def refusal(out: dict, name: str) -> str:
+    lines = [x for x in out["refused"] if x.split(": ")[0].endswith("/" + name)]
+    assert len(lines) == 1, out["refused"]
+    return lines[0]
+
+
+def test_a_byte_order_mark_keeps_the_title_on_line_one(labelled):
+    root, before, out, _ = labelled
+    assert "notes/bom.md" in out["written"], out
+    new = (root / "bom.md").read_bytes()
+    prop = next(p for p in out["proposals"] if p["note"] == "bom.md")
+    assert prop["title"] == "Gadget handbook" and not prop["purpose"].startswith("\ufeff")
+    head = b"\xef\xbb\xbf# Gadget handbook\n"
+    inserted = ("\n" + prop["label_line"] + "\n" + prop["purpose_line"] + "\n").encode()
+    assert new == head + inserted + before["bom.md"][len(head):]
+    note = parse_note("bom.md", new.decode().lstrip("\ufeff"))
+    assert note.is_entry and note.title == "Gadget handbook"
+
+
+@pytest.mark.parametrize("name, title, eol", [("oldmac.md", b"# Mac history\r", b"\r"),
+                                              ("linesep.md", "Intro\u2028more\n# Page breaks\n".encode(), b"\n")])
+def test_the_label_goes_under_the_title_whatever_breaks_the_lines(labelled, name, title, eol):
+    root, before, out, _ = labelled
+    assert f"notes/{name}" in out["written"], out
+    prop = next(p for p in out["proposals"] if p["note"] == name)
+    inserted = eol + prop["label_line"].encode() + eol + prop["purpose_line"].encode() + eol
+    assert (root / name).read_bytes() == title + inserted + before[name][len(title):]
+    assert parse_note(name, (root / name).read_text()).is_entry
+
+
+def test_merge_adds_keys_to_the_label_line_it_read_and_keeps_its_trailing_space():
+    from engine.label import FleetStats, apply, propose
+    from collections import Counter
+
+    data = "Intro\u2028more\n# Wafers\nSearch for: wafers  \nProse.\n## Thin wafers\nThin wafers crack.\n".encode()
+    p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))
+    new = apply(data, p, merge=True)
+    keys = ", ".join(k.key for k in p.keys).encode()
+    assert new == data.replace(b"Search for: wafers  \n", b"Search for: wafers, " + keys + b"  \n")
+
+
+@pytest.mark.parametrize("name, words", [
+    ("setext.md", "underlined with '='"),
+    ("front.md", "inside the front matter"),
+    ("readonly.md", "read-only"),
+    ("latin.md", "not UTF-8 (byte 0xe9 at offset 13)"),
+    ("binary.md", "binary, not markdown"),
+    (LINK_IN, "symbolic link"),
+])
+def test_a_note_that_cannot_take_a_label_is_refused_by_name_and_unchanged(labelled, name, words):
+    root, before, out, _ = labelled
+    assert words in refusal(out, name)
+    assert (root / name).read_bytes() == before[name]
+    assert f"notes/{name}" not in out["written"]
+
+
+def test_a_link_named_on_the_command_line_never_writes_its_target(labelled):
+    root, before, out, _ = labelled
+    assert (root / "zeta.md").read_bytes() == before["zeta.md"]
+    assert "notes/zeta.md" not in out["written"]
+    assert stat.S_ISLNK(os.lstat(root / LINK_IN).st_mode)
+
+
+def test_every_refusal_is_one_line_even_for_a_name_holding_a_newline(labelled):
+    _, _, out, stderr = labelled
+    lines = stderr.splitlines()
+    assert len(lines) == len(out["refused"]) == 7, stderr
+    assert all(line.startswith("kb: ") for line in lines), stderr
+    assert any("odd\\nkb: forged line.md" in line for line in lines), stderr
+
+
+@pytest.mark.parametrize("name, why", [
+    (b"caf\xe9.md", "file name is not valid UTF-8, so kb does not index it; rename it to label it"),
+    (b"absent.md", "no such note"),
+])
+def test_a_note_named_for_write_without_a_proposal_is_told_why(tmp_path, name, why):
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "tea.md").write_bytes(b"# Tea\n\nTea prose about leaves. Leaves.\n")
+    if name != b"absent.md":
+        (root / os.fsdecode(name)).write_bytes(b"# Cafe\n\nCoffee prose.\n")
+    r = run_kb("label", str(root), "--no-effect", "--write", os.fsdecode(os.path.join(os.fsencode(root), name)))
+    assert r.returncode == 2
+    shown = os.fsdecode(os.fsencode(root)) + "/" + name.decode("utf-8", "backslashreplace").replace("\\x", "\\x")
+    assert r.stderr.strip() == f"kb: {shown}: {why}"
+    assert b"Search for" not in (root / "tea.md").read_bytes()  # refused before anything is written
