@@ -16,7 +16,6 @@ from engine.sentences import (
     SUGGEST_LEAD,
 )
 from rich.console import Group
-from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -54,7 +53,7 @@ def result_prompt(r, top_fused: int | None = None) -> Group:
     body.append(one_line(r.why), style="italic")
     if excerpt:
         body.append("  " + one_line(excerpt), style="dim")
-    return Group(head, Padding(Clamp(body, EXCERPT_LINES), (0, 0, 0, 3)))
+    return Group(head, Clamp(body, EXCERPT_LINES, indent=3))
 
 
 def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
