@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,8 @@ def append_alias(path: Path, line: str) -> bool:
     if len(line.splitlines()) != 1 or "\x00" in line:
         raise OSError(f"{shown(str(path))}: the alias line holds a line break or a NUL; not written")
     refuse_links(path)
-    for _ in range(_ATTEMPTS):
+    give_up = time.monotonic() + _PATIENCE_SECONDS
+    while time.monotonic() < give_up:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -94,7 +96,9 @@ def append_alias(path: Path, line: str) -> bool:
             sep = eol if last and not ending else ""  # a last line without its ending gets one
             write_atomic(path, current + (sep + line + eol).encode("utf-8"))
             return True
-    raise OSError(f"{shown(str(path))}: replaced by other writers {_ATTEMPTS} times in a row; not written")
+    raise OSError(f"{shown(str(path))}: other writers kept replacing it for {_PATIENCE_SECONDS} s; not written")
 
 
-_ATTEMPTS = 50
+# Each retry means another writer's line landed; only a file rewritten without pause for this
+# long stops this one (a count of 50 retries gave up under four writers on a loaded machine).
+_PATIENCE_SECONDS = 30

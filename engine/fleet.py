@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,11 +29,40 @@ MISSES_FILE = "kb-misses.txt"
 LEFT_BEHIND = (".kb", MISSES_FILE, f".{MISSES_FILE}.lock")
 
 
-def copy_notes(src: Path, dest: Path, *also: str) -> Path:
+def copy_notes(src: Path, dest: Path, *also: str, notes_only: bool = False) -> Path:
     """The notes under `src` at `dest`, without LEFT_BEHIND (nor `also`); symlinks stay links.
-    For `kb label`'s trial copy, the benchmarks and the tests: a measurement on a copy."""
-    shutil.copytree(src, dest, symlinks=True, ignore=shutil.ignore_patterns(*LEFT_BEHIND, *also))
+    For `kb label`'s trial copy, the benchmarks and the tests: a measurement on a copy.
+
+    `notes_only` copies only what kb reads (markdown and its own text files, no hidden
+    folder): a docs folder's images, archives or node_modules beside the notes were copied
+    whole to the temporary folder for every `kb label`, gigabytes for nothing."""
+    skip = shutil.ignore_patterns(*LEFT_BEHIND, *also)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        out = set(skip(folder, names))
+        if notes_only:
+            out.update(name for name in names if name.startswith(".") or not _read_by_kb(os.path.join(folder, name)))
+        return out
+
+    shutil.copytree(src, dest, symlinks=True, ignore=ignore)
     return dest
+
+
+# The text files kb reads beside the notes (a copy with notes_only keeps them).
+READ_BESIDE_NOTES = frozenset({"agent.txt", FLEET_FILE, ALIASES_FILE, "gold.tsv"})
+
+
+def _read_by_kb(path: str) -> bool:
+    """A folder, or a note or text file kb reads: a link (copied as a link) or a regular file.
+    A FIFO or socket is never one (copying a FIFO waits for a writer forever)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        return True
+    name = os.path.basename(path)
+    return (name.endswith(".md") or name in READ_BESIDE_NOTES) and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 
-SCHEMA_VERSION = 5  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems
+SCHEMA_VERSION = 6  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept)
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
 
 _SCHEMA = f"""

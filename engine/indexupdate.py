@@ -53,9 +53,11 @@ class IndexReport:
 
 
 # How far a ctime may lag the fine clock that stamps indexed_at_ns: the kernel stamps files
-# from a coarse clock (a jiffy, 1-10 ms), so a change made just after an update began can carry
-# a ctime just before it. Far below RACY_NS, because a ctime cannot be set back by anyone.
-CTIME_SLACK_NS = 50_000_000
+# from a coarse clock (a jiffy: 10 ms at the slowest, HZ=100), so a change made just after an
+# update began can carry a ctime just before it. Far below RACY_NS, because a ctime cannot be
+# set back by anyone; and no more than that, since a note changed just before an update is read
+# by it (a wider margin only made notes copied just before an index young once more).
+CTIME_SLACK_NS = 10_000_000
 
 
 def young(st: os.stat_result, young_from: int) -> bool:

@@ -25,10 +25,12 @@ from .notes import parse_note
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
+MAX_VARIANTS = 8  # beside them, a name's singular or asked form ("add dependency"): no new subject
 MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
 MAX_PURPOSE_CHARS = 160
+SINGULAR_MAX_TERMS = 3  # a name longer than this gets no singular variant
 SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this share as densely as the densest
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -38,6 +40,11 @@ _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
 # A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
 _LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
+# A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
+_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
+# "Step 3. " or "Passo 1: " before a heading numbers a sequence; the rest names the topic.
+# As a key, "step" made a post of numbered steps win "build my first app step by step".
+_SEQUENCE_MARK = re.compile(r"^[^\W\d_]+ \d+[.:)]\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
@@ -112,7 +119,7 @@ def prose_lines(text: str) -> list[str]:
             continue
         if in_fence or _HEADING.match(line) or _NOT_PROSE.match(line):
             continue
-        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", line)))
+        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", line))))
     return out
 
 
@@ -139,6 +146,12 @@ def setext_title_line(lines: list[str]) -> int | None:
     return None
 
 
+def _heading_name(raw: str) -> str:
+    """A heading's words as written, without markup, a closing `#` run or a step number."""
+    name = _SEQUENCE_MARK.sub("", _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", raw)).strip())
+    return " ".join(name.rstrip().rstrip("#").split())
+
+
 def headings(text: str) -> list[tuple[int, str]]:
     out, in_fence = [], False
     for line in text.splitlines():
@@ -147,8 +160,45 @@ def headings(text: str) -> list[tuple[int, str]]:
             continue
         m = None if in_fence else _HEADING.match(line)
         if m:
-            name = _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", m.group(2)))
-            out.append((len(m.group(1)), " ".join(name.rstrip().rstrip("#").split())))
+            out.append((len(m.group(1)), _heading_name(m.group(2))))
+    return out
+
+
+_LOCAL_MD_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)", re.IGNORECASE)
+POINTER_MAX_WORDS = 60
+
+
+def pointer_headings(text: str) -> set[str]:
+    """Headings whose section only sends the reader to another note: a short paragraph (at
+    most POINTER_MAX_WORDS words) holding a link to a .md file. Such a heading ("Tags de
+    Documentação" in a page of recipes linking to the page about tags) names the other
+    note's subject, not this one's."""
+    out: set[str] = set()
+    if ".md" not in text:
+        return out  # no link to a note: nothing to point to (and most notes end here)
+    current, size, linked, in_fence = None, 0, False, False
+
+    def close() -> None:
+        if current is not None and linked and size <= POINTER_MAX_WORDS:
+            out.add(current)
+
+    for line in text.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+            size += POINTER_MAX_WORDS + 1  # a section with code of its own is no pointer
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            close()
+            current, size, linked = _heading_name(m.group(2)), 0, False
+            continue
+        if current is None:
+            continue
+        linked = linked or (".md" in line and bool(_LOCAL_MD_LINK.search(line)))
+        size += len(line.split())  # a rough count does: the bound is loose
+    close()
     return out
 
 
@@ -185,15 +235,26 @@ class FleetStats:
     phrase_df: Counter
     word_top: dict = field(default_factory=dict)
     phrase_top: dict = field(default_factory=dict)
-    named: Counter = field(default_factory=Counter)
+    named: Counter = field(default_factory=Counter)  # notes whose whole title or file name is a key
     heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
+    name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
+    name_runs: Counter = field(default_factory=Counter)  # notes whose title or file name holds a 2-3 word run
+    fold: dict = field(default_factory=dict)  # plural -> singular, for phrases (plural_fold)
 
     def idf(self, df: int) -> float:
         return math.log((self.n + 1) / (df + 0.5))
 
-    def named_elsewhere(self, word: str, own_names: set[str]) -> bool:
-        """True when another note's whole title or file name is this one word."""
-        return self.named[word] > (1 if word in own_names else 0)
+    def named_elsewhere(self, key: str, own_names: set[str]) -> bool:
+        """True when another note's whole title or file name is this key (its terms joined)."""
+        return self.named[key] > (1 if key in own_names else 0)
+
+    def in_other_names(self, word: str, own_words: set[str]) -> bool:
+        """True when another note's title or file name holds this word."""
+        return self.name_words[word] > (1 if word in own_words else 0)
+
+    def in_other_titles(self, run: str, own_runs: set[str]) -> bool:
+        """True when another note's title or file name holds this two- or three-word run."""
+        return self.name_runs[run] > (1 if run in own_runs else 0)
 
 
 def density(count: int, size: int) -> float:
@@ -209,14 +270,40 @@ def _name_of(relpath: str) -> str:
     return path.stem
 
 
-def single_names(relpath: str, title: str) -> set[str]:
-    """The one-word title and one-word file name of a note, as terms."""
+def names(relpath: str, title: str) -> set[str]:
+    """The note's whole title and whole file name, each as its terms joined by spaces."""
     out = set()
     for name in (title, _name_of(relpath)):
-        t = terms(name)
-        if len(t) == 1:
-            out.add(t[0])
+        t = terms(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", name)))
+        if t:
+            out.add(" ".join(t))
     return out
+
+
+def name_runs_of(own_names: set[str]) -> set[str]:
+    """The two- and three-word runs inside a note's title and file name."""
+    out = set()
+    for name in own_names:
+        ws = name.split()
+        for n in (2, 3):
+            out.update(" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1))
+    return out
+
+
+def plural_fold(vocabulary: set[str]) -> dict[str, str]:
+    """Each plural word whose singular the fleet's prose also uses, mapped to that singular, so
+    "key presses" and "key press" count as one phrase: a note that says it in the plural is
+    not outbid by a blog post that says it twice in the singular."""
+    out = {}
+    for w in vocabulary:
+        form = next((f for f in _singulars(w) if f in vocabulary), None)
+        if form:
+            out[w] = form
+    return out
+
+
+def folded(stream: list[str | None], fold: dict[str, str]) -> list[str | None]:
+    return [fold.get(w, w) if w else w for w in stream]
 
 
 def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
@@ -227,30 +314,89 @@ def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     phrase_top: dict[str, float] = {}
     named: Counter = Counter()
     heading_df: Counter = Counter()
-    for (_, relpath), text in texts.items():
-        stream = _term_stream(prose_lines(text))
+    name_words: Counter = Counter()
+    name_runs: Counter = Counter()
+    streams = {key: _term_stream(prose_lines(text)) for key, text in texts.items()}
+    fold = plural_fold({w for stream in streams.values() for w in stream if w})
+    for key, text in texts.items():
+        relpath, stream = key[1], streams[key]
         # Heading words count too: "Syntax" heading every style note is common, prose or not.
         word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
-        phrases = Counter(_phrases(stream))
+        phrases = Counter(_phrases(folded(stream, fold)))
         phrase_df.update(phrases.keys())
         size = len(stream)
         for w, c in Counter(w for w in stream if w).items():
             word_top[w] = max(word_top.get(w, 0.0), density(c, size))
         for p, c in phrases.items():
             phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
-        named.update(single_names(relpath, parse_note(relpath, text).title))
         heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
-    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df)
+        own = names(relpath, parse_note(relpath, text).title)
+        named.update(own)
+        name_words.update({w for n in own for w in n.split()})
+        name_runs.update(name_runs_of(own))
+    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs, fold)
+
+
+def _singulars(word: str) -> list[str]:
+    """Candidate singular forms of a plural word, English and Portuguese (accents folded):
+    "widgets" -> "widget", "dependencies" -> "dependency", "validacoes" -> "validacao",
+    "arquivos" -> "arquivo", "globais" -> "global". The caller keeps one the note uses."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith("ss"):
+        return []
+    out = []
+    if word.endswith("oes") or word.endswith("aes"):
+        out.append(word[:-3] + "ao")
+    if word.endswith("ais") or word.endswith("eis") or word.endswith("ois"):
+        out.append(word[:-2] + "l")
+    if word.endswith("ies"):
+        out.append(word[:-3] + "y")
+    if word.endswith("es"):
+        out.append(word[:-2])
+    out.append(word[:-1])
+    return out
+
+
+def _base_verbs(word: str) -> list[str]:
+    """Candidate base forms of a gerund opening a name, English and Portuguese: "adding" ->
+    "add", "creating" -> "create", "running" -> "run", "testando" -> "testar", "incluindo" ->
+    "incluir". The caller keeps one the note's prose uses."""
+    if len(word) > 4 and word.endswith("ing"):
+        stem = word[:-3]
+        out = [stem[:-1]] if len(stem) > 2 and stem[-1] == stem[-2] else []
+        return out + [stem + "e", stem]
+    for ending, base in (("ando", "ar"), ("endo", "er"), ("indo", "ir")):
+        if len(word) > 6 and word.endswith(ending):
+            return [word[: -len(ending)] + base]
+    return []
+
+
+def asked_form(ws: list[str], prose_words: set[str]) -> str:
+    """A name as a person asks for it: its plural words in the singular and an opening gerund
+    as the bare verb, when the note's own prose uses those forms ("Adding dependencies" ->
+    "add dependency", "Testando Dependências" -> "testar dependencia"). Empty when the name
+    opens with no gerund whose bare verb the prose uses, or is longer than SINGULAR_MAX_TERMS."""
+    if not ws or len([w for w in ws if w not in STOPWORDS]) > SINGULAR_MAX_TERMS:
+        return ""
+    verb = next((f for f in _base_verbs(ws[0]) if f in prose_words), None)
+    if verb is None:
+        return ""
+    rest = singular(ws, prose_words).split()[1:] or ws[1:]
+    return " ".join([verb, *rest])
 
 
 def singular(ws: list[str], prose_words: set[str]) -> str:
-    """A name's last word in the singular, when the note's own prose uses that form too
-    ("Custom widgets" -> "custom widget"): a person asks for "a custom widget", and keys
-    match whole words. Empty when there is no such form (the caller offers nothing)."""
-    last = ws[-1] if ws else ""
-    if len(last) > 3 and last.endswith("s") and not last.endswith("ss") and last[:-1] in prose_words:
-        return " ".join([*ws[:-1], last[:-1]])
-    return ""
+    """A name with its plural words in the singular, when the note's own prose uses that form
+    too ("Custom widgets" -> "custom widget", "Parâmetros de Consulta" -> "parametro de
+    consulta"): a person asks for "a custom widget", and keys match whole words. Empty when
+    no word changes (the caller offers nothing)."""
+    if len([w for w in ws if w not in STOPWORDS]) > SINGULAR_MAX_TERMS:
+        return ""  # a long heading is rarely asked whole: its variant would only take a slot
+    out, changed = [], False
+    for w in ws:
+        form = next((f for f in _singulars(w) if f in prose_words), w)
+        changed = changed or form != w
+        out.append(form)
+    return " ".join(out) if changed else ""
 
 
 def _topicality(stats: FleetStats, tf: Counter, heading: str) -> float:
@@ -302,11 +448,17 @@ def propose(
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
-    own_names = single_names(relpath, note.title)
+    own_names = names(relpath, note.title)
+    own_runs = name_runs_of(own_names)
+    own_words = {w for n in own_names for w in n.split()}
 
-    def offer(key: str, source: str) -> None:
+    variants = 0
+
+    def offer(key: str, source: str, variant: bool = False) -> None:
+        nonlocal variants
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
-        if len(keys) >= MAX_KEYS or not key or not searchable(key):
+        full = variants >= MAX_VARIANTS if variant else len(keys) - variants >= MAX_KEYS
+        if full or not key or not searchable(key):
             return
         sig = tuple(terms(key))
         if sig in taken:
@@ -316,12 +468,22 @@ def propose(
             # question holding it, whatever it asks: it is proposed only inside a phrase.
             if stats.word_df[sig[0]] > common:
                 return
-            # A word that is another note's whole title or file name ("width" beside
-            # width.md) is that note's: here it would only make the wrong note win.
-            if source not in ("title", "file name") and stats.named_elsewhere(sig[0], own_names):
+            # A word of another note's title or file name ("yield" beside "Dependências com
+            # yield") scores there from both; as this note's key it ties or beats that note.
+            if source not in ("title", "file name", "miss log") and stats.in_other_names(sig[0], own_words):
                 return
+        # A word or phrase that is another note's whole title or file name ("width" beside
+        # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that
+        # note's: here it would only make the wrong note win.
+        if source not in ("title", "file name") and stats.n > 1 and stats.named_elsewhere(" ".join(sig), own_names):
+            return
+        # A phrase inside another note's title ("dados sql" in "Bancos de Dados SQL") is
+        # that note's subject: a stub that mentions it twice must not take it.
+        if len(sig) > 1 and source not in ("title", "file name", "miss log") and stats.in_other_titles(" ".join(sig), own_runs):
+            return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
+        variants += variant
 
     stream = _term_stream(prose_lines(text))
     tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
@@ -329,11 +491,22 @@ def propose(
     title_words = " ".join(words(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", note.title)))) if note.title else ""
     if title_words:
         offer(title_words, "title")
-        offer(singular(title_words.split(), prose_words), "title")
+        offer(singular(title_words.split(), prose_words), "title", variant=True)
+        # Only a title's asked form: a heading's ("override template" under a blog's
+        # "Overriding templates") won questions its note does not answer.
+        offer(asked_form(title_words.split(), prose_words), "title", variant=True)
     offer(" ".join(words(_name_of(relpath))), "file name")
+    if title_words and len(terms(title_words)) >= 3:
+        # A long title matches only whole; a person asks with a part of it ("banco de dados
+        # sql" for "Bancos de Dados SQL (Relacionais)"): its two-word runs, never across a
+        # stopword, unless another note is named by them.
+        for run in _phrases(_term_stream([title_words])):
+            if len(run.split()) == 2:
+                offer(run, "title part")
     for q in miss_questions:
         offer(" ".join(terms(q)), "miss log")
-    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title]
+    pointers = pointer_headings(text)
+    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title and h not in pointers]
     # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
     hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
     # Nor does one that a tenth of the notes carry whole ("Basic usage").
@@ -345,7 +518,7 @@ def propose(
         hs = sorted(order, key=lambda h: (-_topicality(stats, tf, h), order[h]))
     for h in hs[:MAX_HEADINGS]:
         offer(" ".join(words(h)), "heading")
-        offer(singular(words(h), prose_words), "heading")
+        offer(singular(words(h), prose_words), "heading", variant=True)
 
     if stats.n > 1:
         half = common
@@ -357,7 +530,7 @@ def propose(
         def dense(c: int, top: float) -> bool:
             return density(c, size) >= SHARE_OF_TOP_DENSITY * top
 
-        counts = Counter(_phrases(stream))
+        counts = Counter(_phrases(folded(stream, stats.fold)))
         scored = sorted(
             ((c * stats.idf(stats.phrase_df[p]), p) for p, c in counts.items()
              if c >= 2 and stats.phrase_df[p] <= half and dense(c, stats.phrase_top[p])),
@@ -371,14 +544,18 @@ def propose(
         # scores there already, and as a key too it let "Search: better, faster, smaller"
         # claim every question with "smaller" (a one-word title is a key as the title).
         in_names = set(terms(note.title)) | set(terms(_name_of(relpath)))
-        from_headings = {t for _, h in headings(text) if h != note.title for t in terms(h)} - in_names
+        from_headings = {t for _, h in headings(text) if h != note.title and h not in pointers for t in terms(h)} - in_names
         wcounts = Counter({w: c for w, c in tf.items() if w in from_headings})
         scored_w = sorted(
             ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
              if c >= 2 and stats.word_df[w] <= half and not w.isdigit() and dense(c, stats.word_top[w])),
             key=lambda t: (-t[0], t[1]),
         )
-        for _, w in scored_w[:MAX_WORDS]:
+        # Nor a word of a heading already proposed: the heading scores when a question holds it
+        # whole, and the word alone caught every question holding it ("warning" of "Version
+        # warning" took a question about call-out boxes with a warning), as a title's word would.
+        in_heading_keys = {t for k in keys if k.source == "heading" for t in terms(k.key)}
+        for _, w in [x for x in scored_w if x[1] not in in_heading_keys][:MAX_WORDS]:
             offer(w, "word")
 
     purpose = None if note.purpose else first_sentence(text)
@@ -411,6 +588,9 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     """
     if not proposal.can_write:
         raise ValueError(proposal.why_not)
+    for key in proposal.keys:  # an edited key too (the labels screen): what is written reads back
+        if "," in key.key or "\x00" in key.key or len(f"x{key.key}x".splitlines()) != 1:
+            raise ValueError(f"the key {key.key!r} holds a comma, a NUL or a line break; nothing written")
     # The byte-order mark is dropped for reading only: it stays in the bytes written back.
     bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
     text = data[len(bom):].decode("utf-8", errors="surrogateescape")

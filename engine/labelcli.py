@@ -60,13 +60,14 @@ class NoteProposal:
 class Effect:
     gold_before: dict | None = None
     gold_after: dict | None = None
+    gold_problem: str | None = None  # a gold.tsv that cannot be graded: said, and the rest goes on
     become_hits: list[dict] = field(default_factory=list)
     owner_changes: list[dict] = field(default_factory=list)
     misses_asked: int = 0
 
     def to_json(self) -> dict:
         return {
-            "gold_before": self.gold_before, "gold_after": self.gold_after,
+            "gold_before": self.gold_before, "gold_after": self.gold_after, "gold_problem": self.gold_problem,
             "misses_asked": self.misses_asked, "become_hits": self.become_hits,
             "owner_changes": self.owner_changes,
         }
@@ -120,8 +121,13 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
         copy = Path(tmp) / fleet.root.name
-        copy_notes(fleet.root, copy, ".git")
+        copy_notes(fleet.root, copy, notes_only=True)  # what kb reads, and no linked folder
         rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
+        for b in fleet.bases:
+            # A base reached through a link is copied as a folder: copied as the link, the
+            # proposals below were written through it into the reader's own notes.
+            if not (copy / rel_root[b.name]).is_dir():
+                copy_notes(b.root, copy / rel_root[b.name], notes_only=True)
         for np in proposals:
             if not np.proposal.can_write:
                 continue
@@ -136,8 +142,14 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
         paths = [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]
         after = Memory(paths)
         if gold.is_file():
-            eff.gold_before = _grade(memory, gold)
-            eff.gold_after = _grade(after, gold)
+            try:
+                eff.gold_before = _grade(memory, gold)
+                eff.gold_after = _grade(after, gold)
+            except KbError as e:
+                # A stale answer key (a note renamed since) must not cost the proposals: the
+                # effect says why it has no before and after, and kb check would say the same.
+                eff.gold_problem, eff.gold_before, eff.gold_after = str(e), None, None
+        if eff.gold_before is not None:
             for qb, qa in zip(eff.gold_before.pop("rows"), eff.gold_after.pop("rows")):
                 if qb["owner"] != qa["owner"]:
                     eff.owner_changes.append({"question": qb["question"], "from": qb["owner"], "to": qa["owner"],
@@ -301,6 +313,8 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
             lines.append(f"  gold.tsv, {b['questions']} answerable: hit {b['hit']} -> {a['hit']}, "
                          f"hit on a right note {b['hit_right']} -> {a['hit_right']}, "
                          f"first row right {b['first_row_right']} -> {a['first_row_right']}")
+        elif eff.gold_problem:
+            lines.append(f"  {printable(eff.gold_problem)}: no graded before and after")
         else:
             lines.append(f"  no {GOLD_FILE} at the fleet root: no graded before and after")
         lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {len(eff.become_hits)} become hits")

@@ -106,7 +106,7 @@ class Snapshot:
     skipped: tuple[str, ...]
     chunks: int
     generation: int
-    aliases_sig: tuple[int, int] | None = None  # kb-aliases.txt (mtime_ns, size) when read
+    aliases_sig: tuple[int, ...] | None = None  # kb-aliases.txt's stat (_file_sig) when read
     openings: dict | None = None  # base -> catalogue_cache.Opening the snapshot was built from
 
 
@@ -135,12 +135,14 @@ class Reading:
     fuse_ms: float
 
 
-def _file_sig(path: Path) -> tuple[int, int] | None:
+def _file_sig(path: Path) -> tuple[int, ...] | None:
     try:
         st = path.stat()
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    # The inode and ctime too: a file replaced keeping its size and mtime (`cp -p`, an atomic
+    # rename of a copy) kept the old aliases in a long-lived process for good.
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 class Memory:

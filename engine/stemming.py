@@ -116,7 +116,7 @@ def _portuguese_stems(tokens: list[str]) -> list[str]:
     new = [t for t in set(tokens) if t not in known]
     if new:
         stems = _stemmer("portuguese").stemWords([_accented(t) for t in new])
-        found = dict(zip(new, (s if s.isascii() else fold(s) for s in stems)))
+        found = {t: _kept(t, s if s.isascii() else fold(s)) for t, s in zip(new, stems)}
         if len(known) + len(found) <= _PORTUGUESE_STEMS_MAX:
             known.update(found)
         else:
@@ -125,10 +125,45 @@ def _portuguese_stems(tokens: list[str]) -> list[str]:
     return [known[t] for t in tokens]
 
 
+# Marks a stem that would otherwise be a stopword: a digit, which Snowball never leaves at the
+# end of a stem of letters, and which the tokenizer keeps inside the token.
+STOPWORD_STEM_MARK = "0"
+
+
+def _kept(word: str, stem: str) -> str:
+    """The token a word is indexed and asked as: its stem, marked when the stem is a stopword
+    the word is not. Snowball makes `comer`, `come` and `comia` "com", `doses` "dos", `notes`
+    "not" (an English word in a Portuguese note), `likely` "like": indexed so, the word was
+    out of reach (a question cannot ask for "com", which every Portuguese note holds). Marked
+    ("com0"), the family still meets, apart from the stopword; the same in notes and questions."""
+    # A stopword itself ("its" -> "it", "being" -> "be") is never asked for: left as it was.
+    return stem + STOPWORD_STEM_MARK if stem != word and stem in STOPWORDS and word not in STOPWORDS else stem
+
+
 def stem_words(tokens: list[str], language: str) -> list[str]:
     if language == "portuguese":
         return _portuguese_stems(tokens)
-    return _stemmer(language).stemWords(tokens)
+    stems = _stemmer(language).stemWords(tokens)
+    # This is the index build's inner loop: each distinct word is checked once per process,
+    # with set operations, and the tokens are walked only when a chunk holds a marked word.
+    seen, marked = _CHECKED.setdefault(language, (set(), {}))
+    distinct = set(tokens)
+    new = list(distinct - seen)
+    if new:
+        found = {t: _kept(t, st) for t, st in zip(new, _stemmer(language).stemWords(new)) if _kept(t, st) != st}
+        if len(seen) < _STEMS_CHECKED_MAX:
+            seen.update(new)
+            marked.update(found)
+        else:
+            marked = {**marked, **found}
+    if not marked.keys().isdisjoint(distinct):
+        stems = list(map(marked.get, tokens, stems))  # dict.get(word, its stem), called from C
+    return stems
+
+
+# Per language: the words checked so far, and the ones whose stem was marked (word -> stem).
+_CHECKED: dict[str, tuple[set[str], dict[str, str]]] = {}
+_STEMS_CHECKED_MAX = 1 << 18
 
 
 def stem_tokens(tokens: list[str], language: str) -> str:
@@ -154,10 +189,7 @@ def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for t in terms:
         for lang in (said,) if said else LANGUAGES:
-            stem = stem_words([t], lang)[0]
-            # Notes keep their stopwords' stems (phrase offsets stay honest), so a content
-            # word whose stem is a stopword ("come" -> "com" in Portuguese) would match
-            # nearly every note: such a stem is not asked for; the word itself still is.
-            if stem == t or stem not in STOPWORDS:
-                out.setdefault(stem, None)
+            # A content word whose stem is a stopword ("come" -> "com") is asked as the marked
+            # stem the notes hold (_kept, "com0"): never "com", which nearly every note holds.
+            out.setdefault(stem_words([t], lang)[0], None)
     return tuple(out)

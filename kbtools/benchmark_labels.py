@@ -5,12 +5,14 @@
 CORPUS is a folder of markdown nobody wrote for this project (it is copied; the original is
 never touched). QUESTIONS is a TSV of `question<TAB>right note(s)` written before any
 labelling (default: textual_docs_questions.tsv beside this file, for Textual's docs/ folder;
-mkdocs_material_questions.tsv is the second set, for Material for MkDocs' docs/ folder).
+the others beside it: mkdocs_material_questions.tsv for Material for MkDocs' docs/,
+fastapi_pt_questions.tsv for FastAPI's docs/pt/docs, uv_docs_questions.tsv for uv's docs/).
 
 On the copy, unlabelled, every question is asked and the fused reading list's first row
 graded. Then every proposal is written (`kb label --write`, accepted as it comes, no edit)
 and every question asked again. Printed: the share answered `hit`, how often a hit names a
 right note, and how often the unlabelled first row did; plus the timings of the labelling.
+Each question's line shows the owner, and the fused first row when it is another note.
 """
 
 from __future__ import annotations
@@ -107,7 +109,8 @@ def main(argv: list[str]) -> int:
     for r in after:
         mark = "hit " if r["verdict"] == "hit" else r["verdict"][:5].ljust(5)
         ok = "right" if r["hit_right"] else ("wrong" if r["verdict"] == "hit" else "")
-        print(f"  {mark} {ok:5} {r['question']}  -> {r['keyword_top']}")
+        fused = "" if r["first_row"] == r["keyword_top"] else f"  (fused first row {'right' if r['first_row_right'] else 'wrong'}: {r['first_row']})"
+        print(f"  {mark} {ok:5} {r['question']}  -> {r['keyword_top']}{fused}")
     for line in refused:
         print(f"refused: {line}")
     met = len(hits) / n >= TARGET_HIT_SHARE and ratio >= TARGET_RATIO

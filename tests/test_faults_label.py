@@ -141,3 +141,57 @@ def test_a_note_named_for_write_without_a_proposal_is_told_why(tmp_path, name, w
     shown = os.fsdecode(os.fsencode(root)) + "/" + name.decode("utf-8", "backslashreplace").replace("\\x", "\\x")
     assert r.stderr.strip() == f"kb: {shown}: {why}"
     assert b"Search for" not in (root / "tea.md").read_bytes()  # refused before anything is written
+
+
+@pytest.mark.parametrize("fifo", [False, True], ids=["linked-base", "and-a-fifo"])
+def test_working_out_the_effect_writes_nothing_through_a_linked_base(tmp_path, fifo):
+    # A base reached through a link (`fleet/ext -> /elsewhere/ext`): the trial copy kept the
+    # link, and every proposal was written through it into the reader's own note, without
+    # --write. A FIFO beside the notes made the copy fail (or wait for a writer forever).
+    fleet = tmp_path / "fleet"
+    (fleet / "zed").mkdir(parents=True)
+    (fleet / "zed" / "index.md").write_bytes(b"# Zed home\n\nZed prose about rockets. Rockets.\n")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    note = outside / "index.md"
+    note.write_bytes(b"# External home\n\nExternal prose about kites. Kites fly.\n\n## Kite strings\n\nKite strings.\n")
+    before = note.read_bytes()
+    os.symlink(outside, fleet / "ext")
+    if fifo:
+        os.mkfifo(fleet / "zed" / "pipe")
+    r = run_kb("label", str(fleet), "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert {p["id"] for p in out["proposals"]} == {"ext/index.md", "zed/index.md"}
+    assert out["effect"] is not None and out["written"] == []
+    assert note.read_bytes() == before
+
+
+def test_a_gold_file_that_cannot_be_graded_costs_only_the_before_and_after(tmp_path):
+    # An answer key naming a note renamed since: kb label refused wholesale (exit 2), so the
+    # proposals, the point of the verb, were never shown.
+    root = tmp_path / "fleet"
+    (root / "zed").mkdir(parents=True)
+    (root / "zed" / "index.md").write_bytes(b"# Zed home\n\nZed prose about rockets. Rockets.\n")
+    (root / "gold.tsv").write_text("rockets\tzed/renamed.md\n", encoding="utf-8")
+    r = run_kb("label", str(root), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [p["id"] for p in out["proposals"]] == ["zed/index.md"]
+    assert out["effect"]["gold_before"] is None
+    assert out["effect"]["gold_problem"] == f"{root}/gold.tsv:1: zed/renamed.md is not a note in this fleet"
+
+
+@pytest.mark.parametrize("bad", ["two\nlines", "a, b", "nul\x00", "sep\u2028x"])
+def test_a_key_that_would_not_read_back_is_refused_before_writing(bad):
+    # The labels screen lets a person edit a key; apply() is the last gate before the bytes.
+    from collections import Counter
+
+    from engine.label import FleetStats, ProposedKey, apply, propose
+
+    data = b"# Wafers\n\nThin wafers crack. Thin wafers.\n"
+    p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="nothing written"):
+        apply(data, replace(p, keys=(ProposedKey(bad, "title"),)), merge=False)

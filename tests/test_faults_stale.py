@@ -76,3 +76,19 @@ def test_a_note_dated_in_the_future_is_read_once_not_on_every_question(demo):
         assert idx.stale()
     finally:
         idx.close()
+
+
+def test_an_aliases_file_replaced_keeping_size_and_mtime_is_read_again(demo):
+    from engine.memory import Memory
+
+    aliases = demo / "kb-aliases.txt"
+    aliases.write_text("qqqqqqq = protein\n", encoding="utf-8")
+    memory = Memory(demo)
+    assert memory.ask("zorblax", record_miss=False).verdict == "nothing"
+    st = aliases.stat()
+    tmp = demo / ".aliases.tmp"
+    tmp.write_text("zorblax = protein\n", encoding="utf-8")
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, aliases)
+    answer = memory.ask("zorblax", record_miss=False)
+    assert "protein" in answer.terms and answer.keyword_top == NOTE  # the new alias is in force

@@ -38,12 +38,12 @@ def test_a_word_another_note_is_named_for_is_left_to_that_note():
 
 def test_single_words_come_from_the_notes_names_not_from_prose_at_large():
     props = proposals({
-        "padding.md": "# Padding\n\n## Spacing inside\n\nSpace around the content, around it on each side. "
+        "padding.md": "# Padding\n\n#### Spacing inside\n\nSpace around the content, around it on each side. "
                       "Spacing inside spacing.\n",
     })
     keys = keys_of(props, "padding.md")
     assert "around" not in keys  # used twice in passing: names nothing
-    assert "spacing" in keys  # a word of a heading the note gives itself
+    assert "spacing" in keys  # a word of a heading the note gives itself (level four: not a key itself)
 
 
 def test_a_phrase_goes_to_the_note_that_uses_it_densest():
@@ -90,3 +90,117 @@ def test_a_word_of_a_longer_title_is_not_also_a_key_of_its_own():
     assert "search better faster smaller" in keys  # the title, whole
     assert "smaller" not in keys  # it scores as a title word already; as a key it claims every "smaller"
     assert "a smaller index" in keys  # the heading as written
+
+
+def test_a_phrase_another_note_is_named_for_is_left_to_that_note():
+    props = proposals({
+        "static-files.md": "# Arquivos Estáticos\n\nServir arquivos estáticos de um diretório.\n",
+        "custom-docs.md": "# Recursos da documentação\n\nOs arquivos estáticos da UI. Baixe os arquivos "
+                          "estáticos e sirva os arquivos estáticos.\n",
+    })
+    assert "arquivos estaticos" in keys_of(props, "static-files.md")
+    assert "arquivos estaticos" not in keys_of(props, "custom-docs.md")  # it took the static files question
+
+
+def test_a_word_of_another_notes_title_is_not_a_key_elsewhere():
+    props = proposals({
+        "dependencies-with-yield.md": "# Dependências com yield\n\nUse yield numa dependência.\n",
+        "advanced-dependencies.md": "# Dependências avançadas\n\n## Yield e escopo\n\nCom yield o código roda "
+                                    "depois. Yield fecha a sessão.\n",
+    })
+    # As a key here it tied the note titled for it (title + file name) and won on the path.
+    assert "yield" not in keys_of(props, "advanced-dependencies.md")
+
+
+def test_a_phrase_inside_another_notes_title_does_not_go_to_a_stub():
+    props = proposals({
+        "sql-databases.md": "# Bancos de Dados SQL (Relacionais)\n\nO FastAPI usa bancos de dados SQL.\n",
+        "testing-database.md": "# Testando a Base\n\nLeia sobre dados SQL no SQLModel e como testar dados SQL.\n",
+    })
+    assert "dados sql" not in keys_of(props, "testing-database.md")
+    # The titled note gets the part of its long title a person asks with.
+    assert ("dados sql", "title part") in props["sql-databases.md"]
+
+
+def test_a_heading_that_only_points_to_another_note_gives_no_key():
+    props = proposals({
+        "general.md": "# Receitas\n\nLinks para outros locais.\n\n## Tags de Documentação\n\nPara adicionar tags, "
+                      "leia [Configuração](../tutorial/path-operation-configuration.md#tags).\n\n"
+                      "## Receitas próprias\n\nUma receita própria aqui, receitas próprias.\n\n"
+                      "## Comando borda\n\nO comando mostra a [borda](borda.md):\n\n```\ntextual borders\n```\n",
+    })
+    keys = keys_of(props, "general.md")
+    assert "tags de documentacao" not in keys and "documentacao" not in keys
+    assert "receitas proprias" in keys  # a heading with its own prose stays
+    assert "comando borda" in keys  # and one with code of its own, though it links in passing
+
+
+def test_plural_words_of_a_short_name_are_offered_singular_in_portuguese_too():
+    props = proposals({
+        "query-params.md": "# Parâmetros de Consulta\n\nUm parâmetro de consulta opcional. Outra consulta.\n\n"
+                           "## Conversões dos tipos de parâmetros de consulta de exemplo\n\nUma conversão.\n",
+    })
+    keys = keys_of(props, "query-params.md")
+    assert "parametro de consulta" in keys  # a person asks for one parameter
+    # A long heading gets no variant: it is rarely asked whole and would take a slot.
+    assert not any(k.startswith("conversao dos tipo") for k in keys), keys
+
+
+def test_a_phrase_said_in_the_plural_counts_with_its_singular():
+    long_talk = " ".join(f"remark{i} and the" for i in range(40))
+    props = proposals({
+        "input.md": "# Input\n\nKey presses arrive as events. Key presses are queued. A key press is one.\n",
+        "blog.md": f"# Release notes\n\n{long_talk} A key press once, a key press twice.\n",
+    })
+    assert "key press" in keys_of(props, "input.md")  # three uses, two of them plural
+    assert "key press" not in keys_of(props, "blog.md")
+
+
+def test_a_footnote_reference_is_not_part_of_the_purpose():
+    p = propose("start.md", b"# Start\n\nMkDocs is a generator for documentation.[^1] More.\n\n[^1]: A note.\n",
+                fleet_stats({("d", "start.md"): ""}))
+    assert p.purpose == "MkDocs is a generator for documentation."
+
+
+def test_a_step_number_before_a_heading_is_not_a_word_of_the_note():
+    props = proposals({
+        "compositor.md": "# The compositor\n\n### Step 1. Finding the cuts\n\nCuts, cuts.\n\n"
+                         "### Step 2. Applying the cuts\n\nApply each step of the cuts, step by step.\n",
+    })
+    keys = keys_of(props, "compositor.md")
+    assert "step" not in keys and not any(k.startswith("step ") for k in keys), keys
+    assert "finding the cuts" in keys
+
+
+def test_a_title_opening_with_a_gerund_is_offered_as_asked_too():
+    props = proposals({
+        "dependencies.md": "# Adding dependencies\n\nTo add a dependency, run the add command. "
+                           "Each dependency is locked.\n",
+        "testing.md": "# Testando Dependências\n\nPara testar uma dependência, substitua a dependência.\n",
+    })
+    assert ("add dependency", "title") in props["dependencies.md"]  # "how do I add a dependency"
+    assert ("testar dependencia", "title") in props["testing.md"]
+
+
+def test_a_names_variants_do_not_push_its_other_keys_out(monkeypatch):
+    import engine.label
+
+    monkeypatch.setattr(engine.label, "MAX_KEYS", 4)
+    body = "".join(f"## Gadget{i} zone\n\nGadget{i} zone, the gadget{i} zone.\n\n" for i in range(4))
+    keys = proposals({"parts.md": f"# Building widgets\n\nYou build a widget from parts.\n\n{body}"})["parts.md"]
+    # Four keys besides the variants ("building widget", "build widget"), which take none of
+    # their slots.
+    assert {("building widget", "title"), ("build widget", "title")} <= set(keys)
+    assert len(keys) == 4 + 2, keys
+
+
+def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():
+    props = proposals({
+        "versioning.md": "# Setting up versioning\n\n## Version warning\n\nA warning shows on old versions. "
+                         "The warning links to the latest.\n",
+    })
+    keys = keys_of(props, "versioning.md")
+    assert "version warning" in keys
+    # The heading scores when a question holds it whole; alone, "warning" took a question
+    # about call-out boxes with a warning.
+    assert "warning" not in keys
