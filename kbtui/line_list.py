@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 from rich.console import RenderableType
-from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
