@@ -13,7 +13,8 @@ only what its question needs:
 - the catalogue's inverted index word by word (postings and phrases), decoded for the
   question's words only (`FleetCatalogue`);
 - for a small base, the index's vocabulary, so a question none of whose words the base
-  holds does not open its index at all (`may_match`).
+  holds does not open its index at all, and one whose best file cannot reach the text leg's
+  pool is not either (`text_ceiling`).
 
 Never stale. The cache is keyed on the index file itself: SCHEMA_VERSION, and the device,
 inode, size and mtime of index.db and of its write-ahead log; and on the code that derives
@@ -36,6 +37,7 @@ answer is the same, only slower.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import marshal
 import os
@@ -45,6 +47,7 @@ import sys
 import time
 import weakref
 import zlib
+from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +61,7 @@ from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
 from .stemming import stem_question
-from .fts5search import chunk_total, one_snapshot
+from .fts5search import bm25_ceiling, chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
 from .notestore import FileRecord, records as read_records
@@ -66,7 +69,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 2
+FORMAT = 5
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -86,12 +89,12 @@ class Opening:
     indexed_at_ns: int | None
     # Read from the index these hold the values; loaded from the cache, each value's marshal
     # blob, decoded when first read (_decoded).
-    records: dict[str, tuple | bytes]  # path -> the record's fields, in path order
-    entries: tuple[tuple[str, tuple | bytes], ...]  # (path, the entry's fields), in path order
-    words: dict[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries
+    records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (_Keyed when cached)
+    entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (_Blobs)
+    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (_Keyed when cached)
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
-    vocabulary: str | None  # a small base's tokens, one a line: "\ntoken\n" is searched
+    vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
     where: str = ""  # the cache file, named when a blob in it cannot be decoded
 
     @property
@@ -137,12 +140,14 @@ def opening(index: TextIndex) -> Opening:
     return fresh
 
 
-def index_stale(index: TextIndex) -> bool:
-    """TextIndex.stale, from the cache when it is current: then no connection is opened."""
+def stale_check(index: TextIndex) -> tuple[Opening | None, bool]:
+    """TextIndex.stale, from the cache when it is current (then no connection is opened), and
+    the cache's opening (None without one). A snapshot built right after reuses the opening: the
+    index file is not stat'ed twice (2,000 bases: 4,000 stats)."""
     op = cached(index)
     if op is None:
-        return index.stale()
-    return notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
+        return None, index.stale()
+    return op, notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
 
 
 def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
@@ -153,17 +158,27 @@ def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
     return out
 
 
-def may_match(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> bool:
-    """False only when the base provably holds none of what its search would ask for, so its
-    index need not be opened: the vocabulary was read from this very index file (the key
-    still matches), and every stem the search sends (engine/stemming.py, as TextIndex.search
-    stems) is one plain token of itself and absent from it. FTS5 matches a token only where
-    it is, so such a base answers nothing. Anything else (a large base, a token the
-    tokenizer might cut or fold) is searched."""
+def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str = "") -> float | None:
+    """The best score (bm25() negated, as a TextMatch holds it) any file of this base can
+    reach for these terms, or None when that cannot be told without searching (a large
+    base, an index that moved since its vocabulary was read, a stem the tokenizer might cut
+    or fold). 0.0 when the base holds none of the stems: it answers nothing. From the
+    vocabulary's row counts (engine/fts5search.bm25_ceiling): over 2,000 small bases most
+    that hold a common word cannot place a file among the pool's best, and are not opened."""
     vocabulary = op.vocabulary
     if vocabulary is None or op.key is None or op.key != _key(index):
-        return True
-    return any(_PLAIN_TOKEN.match(s) is None or f"\n{s}\n" in vocabulary for s in _asked(question, tuple(terms)))
+        return None
+    hits = []
+    for s in _asked(question, tuple(terms)):
+        if _PLAIN_TOKEN.match(s) is None:
+            return None
+        at = vocabulary.find(f"\n{s} ")
+        if at >= 0:
+            start = at + len(s) + 2
+            hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
+    if not hits:
+        return 0.0
+    return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
 
 
 @lru_cache(maxsize=64)
@@ -224,9 +239,11 @@ def _read(con, key) -> Opening:
         known = dict(con.execute("SELECT path, mtime_ns || ':' || size FROM files"))
         records = read_records(con)
         vocabulary = None
-        if chunk_total(con) <= VOCABULARY_MAX_CHUNKS:
-            # One string, not a set: 2,000 bases' sets were a million objects to load.
-            vocabulary = "\n" + "".join(r[0] + "\n" for r in con.execute("SELECT term FROM chunks_vocab"))
+        rows = chunk_total(con)
+        if rows <= VOCABULARY_MAX_CHUNKS:
+            # One string, not a set: 2,000 bases' sets were a million objects to load. A line
+            # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
+            vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
     fields = tuple(FileRecord.__dataclass_fields__)
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
@@ -289,15 +306,98 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
         (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
          vocabulary) = payload
         if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
-                and type(records) is dict and type(entries) is tuple and type(words) is dict
+                and _is_keyed(records) and _is_blobs(entries) and _is_keyed(words)
                 and type(unreachable) is tuple and type(chunks) is int
                 and (indexed_at_ns is None or type(indexed_at_ns) is int)
                 and (vocabulary is None or type(vocabulary) is str)):
             return None
     except (ValueError, EOFError, TypeError):
         return None
-    return Opening(key, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable,
+    return Opening(key, known, skipped_stats, said, indexed_at_ns, _Keyed(*records), _Blobs(*entries), _Keyed(*words),
+                   unreachable,
                    chunks, vocabulary, where=path)
+
+
+class _Keyed(Mapping):
+    """A cached mapping of names to blobs as three values, not a dict of thousands: the names
+    (one a line), where each one's blob ends, and the blobs end to end. A fresh process looks
+    up the few names a question touches and decodes only theirs; loading a dict of every
+    word, record and entry was most of reading the cache at 60,000 chunks (a new object per
+    name and per blob)."""
+
+    __slots__ = ("_listed", "_ends", "_blobs")
+
+    def __init__(self, listed: str, ends: bytes, blobs: bytes):
+        self._listed, self._blobs = listed, blobs
+        self._ends = array("Q")
+        self._ends.frombytes(ends)
+
+    def _place(self, name: str) -> int:
+        at = self._listed.find("\n" + name + "\n") if "\n" not in name else -1
+        return -1 if at < 0 else self._listed.count("\n", 0, at)  # the lines before it
+
+    def __getitem__(self, name: str) -> bytes:
+        k = self._place(name)
+        if k < 0:
+            raise KeyError(name)
+        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+
+    def __contains__(self, name) -> bool:
+        return isinstance(name, str) and self._place(name) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._listed[1:-1].split("\n") if len(self._ends) else ())
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+
+class _Blobs(Sequence):
+    """A cached sequence of blobs as two values: where each ends, and the blobs end to end."""
+
+    __slots__ = ("_ends", "_blobs")
+
+    def __init__(self, ends: bytes, blobs: bytes):
+        self._blobs = blobs
+        self._ends = array("Q")
+        self._ends.frombytes(ends)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self._ends)
+        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+
+def _keyed(values: Mapping) -> tuple[str, bytes, bytes] | None:
+    """`values` (name -> value) as _Keyed's three values; None if a name holds a line break
+    (a note's file name may): such an opening is not kept."""
+    listed = sorted(values)
+    if any("\n" in name for name in listed):
+        return None
+    ends, blobs = _ends_and_blobs(marshal.dumps(values[name]) for name in listed)
+    return "\n" + "".join(name + "\n" for name in listed), ends, blobs
+
+
+def _ends_and_blobs(blobs) -> tuple[bytes, bytes]:
+    blobs = list(blobs)
+    return array("Q", itertools.accumulate(len(b) for b in blobs)).tobytes(), b"".join(blobs)
+
+
+def _is_keyed(v) -> bool:
+    if not (type(v) is tuple and len(v) == 3 and type(v[0]) is str and type(v[1]) is bytes
+            and type(v[2]) is bytes and len(v[1]) % 8 == 0):
+        return False
+    n = len(v[1]) // 8
+    return v[0].count("\n") == n + 1 if n else v[0] in ("\n", "")
+
+
+def _is_blobs(v) -> bool:
+    return type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes and len(v[0]) % 8 == 0
 
 
 def _index_bytes(key: tuple) -> int:
@@ -308,9 +408,10 @@ def _index_bytes(key: tuple) -> int:
 def _store(index: TextIndex, op: Opening) -> None:
     """Keep the opening for the next process; a cache that cannot be written is not kept."""
     # Each record, entry and word its own blob, so a reader decodes only what it touches.
-    records = {path: marshal.dumps(row) for path, row in op.records.items()}
-    entries = tuple((path, marshal.dumps(row)) for path, row in op.entries)
-    words = {w: marshal.dumps(v) for w, v in op.words.items()}
+    records, words = _keyed(op.records), _keyed(op.words)
+    if records is None or words is None:
+        return
+    entries = _ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
     body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
                           entries, words, op.unreachable, op.chunks, op.vocabulary))
     path = cache_path(index)
@@ -383,8 +484,9 @@ class _Entries(Sequence):
                 raise IndexError(i)
             b = bisect_right(self._starts, i) - 1
             base, op = self._parts[b]
-            path, blob = op.entries[i - self._starts[b]]
-            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, blob)
+            got = op.entries[i - self._starts[b]]
+            path, row = got if type(got) is tuple else _decoded(op, got)  # read from the index, or a blob
+            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, row)
             e = self._done[i] = Entry(
                 base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
                 one_word_keys=frozenset(one), phrases=phrases, title_words=frozenset(title_w),

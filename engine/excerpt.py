@@ -15,9 +15,15 @@ _EMPHASIS = re.compile(r"(\*\*|__|`)")
 
 def plain(text: str) -> str:
     """Markdown as a person reads it: link text without its target, no emphasis marks."""
-    text = _LINK.sub(r"\1", text)
-    text = _WIKI.sub(r"\2", text)
-    return _EMPHASIS.sub("", text)
+    # Each pattern only where its marks are: most chunks have none, and a substring test is
+    # a fraction of a regex scan (an index build runs this on every chunk).
+    if "](" in text:
+        text = _LINK.sub(r"\1", text)
+    if "[[" in text:
+        text = _WIKI.sub(r"\2", text)
+    if "**" in text or "__" in text or "`" in text:
+        text = _EMPHASIS.sub("", text)
+    return text
 
 
 def excerpt(heading_path: str, text: str, terms: list[str], width: int = EXCERPT_CHARS) -> str:

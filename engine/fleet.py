@@ -13,6 +13,7 @@ import os
 import shutil
 import stat
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def _read_by_kb(path: str) -> bool:
 class Base:
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
-    agent: dict[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends
+    agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
 
     @property
     def index_path(self) -> Path:
@@ -112,6 +113,33 @@ def read_kv(path: Path) -> dict[str, str]:
         k, v = line.split("=", 1)
         out[k.strip().lower()] = v.strip()
     return out
+
+
+class AgentCard(Mapping):
+    """A base's agent.txt as `key = value` pairs, read when first looked at: a question reads
+    the owner's card at most, and reading 2,000 bases' cards at discovery was a tenth of a
+    one-shot over such a fleet."""
+
+    def __init__(self, path: Path):
+        self._path = path
+        self._pairs: dict[str, str] | None = None
+
+    def _read(self) -> dict[str, str]:
+        if self._pairs is None:
+            self._pairs = read_kv(self._path)
+        return self._pairs
+
+    def __getitem__(self, key: str) -> str:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return repr(self._read())
 
 
 def is_base(path: Path) -> bool:
@@ -196,7 +224,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         candidates.extend(found)
     kept, duplicates = _one_per_real_directory(candidates)
     for b in kept:
-        bases.append(Base(name=b.name, root=b, agent=read_kv(b / "agent.txt")))
+        bases.append(Base(name=b.name, root=b, agent=AgentCard(b / "agent.txt")))
     # Counted once, not list.count per base: quadratic over 2,000 bases.
     dupes = sorted(n for n, k in Counter(b.name for b in bases).items() if k > 1)
     if dupes:

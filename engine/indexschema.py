@@ -14,8 +14,14 @@ from __future__ import annotations
 import sqlite3
 
 
-SCHEMA_VERSION = 6  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept)
+SCHEMA_VERSION = 7  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept); 7: stopwords left out of them
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
+# FTS5 keeps this much of a transaction's new postings in memory before it writes them out as
+# a segment, which it must later merge (its default is 1 MB). A full build writes a base in
+# one transaction, so a larger buffer means fewer segments and fewer merges: a 9,818-chunk
+# base's inserts took 0.24 s of CPU instead of 0.32 (docs/quality.md). Ranking is unchanged:
+# the same postings, laid out in fewer segments. A config value, kept in the index file.
+FTS5_HASH_BYTES = 8 << 20
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -43,6 +49,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
     tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks, 'row');
+INSERT INTO chunks(chunks, rank) VALUES ('hashsize', {FTS5_HASH_BYTES});
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import bignote, notefiles
+from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get
 from .notefiles import (
     LISTING_FAILED, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
 )
-from .notes import is_map_file, parse_note
-from .notestore import delete_note, insert_note
+from .notes import Note, is_map_file, parse_note
+from .notestore import ChunkRows, chunk_rows, delete_note, insert_note
+from .readahead import ReadAhead
 
 
 # A stat vouches for a note only if the note is older than this before the last update began:
@@ -103,9 +105,22 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
             if (rel not in on_disk and not in_gap(rel, gaps)) or is_map_file(rel):
                 delete_note(con, known[rel][0])
                 report.removed += 1
-        for rel, st in sorted(on_disk.items()):
-            if not is_map_file(rel):
-                _bring_note(con, root, rel, st, known.get(rel), force, young_from, report, skipped_stats)
+        notes = [(rel, st) for rel, st in sorted(on_disk.items()) if not is_map_file(rel)]
+        # The notes to read (and, changed, stem) are read on a thread of their own, a few
+        # ahead of the one being written (engine/readahead.py); a large note streams here.
+        to_read = [
+            (rel, st) for rel, st in notes
+            if _must_read(known.get(rel), st, force, young_from) and st.st_size <= bignote.STREAM_ABOVE_BYTES
+        ]
+        ahead = ReadAhead(
+            to_read, lambda item: _read_ahead(root, item[0], item[1], known.get(item[0]), force)
+        ) if len(to_read) > 1 else None  # one note (an edit) is read where it is written
+        try:
+            for rel, st in notes:
+                _bring_note(con, root, rel, st, known.get(rel), force, young_from, report, skipped_stats, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
         )
@@ -130,43 +145,76 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
     for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
 
+def _must_read(old: tuple | None, st: os.stat_result, force: bool, young_from: int | None) -> bool:
+    """Whether a note's stat leaves it to be read: new, touched, too young, or forced."""
+    sig = (st.st_mtime_ns, st.st_size)
+    return not (old and not force and (old[1], old[2]) == sig and (young_from is None or not young(st, young_from)))
+
+
+@dataclass
+class _ReadNote:
+    """What a note needing reading gave, made ahead of the write: its text's problem, or its
+    hash and (unless only touched) the parsed note with its chunk rows."""
+
+    problem: str | None
+    hash: str | None = None
+    note: Note | None = None
+    rows: ChunkRows | None = None
+
+
+def _read_ahead(root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool) -> _ReadNote:
+    text, raw, problem = read_note(root, rel, st)
+    if problem:
+        return _ReadNote(problem)
+    h = content_hash(raw)
+    if old and not force and old[3] == h:
+        return _ReadNote(None, h)
+    note = parse_note(rel, text)
+    return _ReadNote(None, h, note, chunk_rows(note))
+
+
 def _bring_note(
     con: sqlite3.Connection, root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool, young_from: int | None,
-    report: IndexReport, skipped_stats: dict[str, str],
+    report: IndexReport, skipped_stats: dict[str, str], ahead: ReadAhead | None = None,
 ) -> None:
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
     sig = (st.st_mtime_ns, st.st_size)
-    if old and not force and (old[1], old[2]) == sig and (young_from is None or not young(st, young_from)):
+    if not _must_read(old, st, force, young_from):
         report.unchanged += 1
         return
     # A large note is read in two bounded passes (engine/bignote.py), never whole.
     big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
-    text, raw, problem = (None, None, big.problem) if big else read_note(root, rel, st)
-    if problem:
-        report.skipped.append(problem)
+    if big:
+        read = _ReadNote(big.problem, big.hash, big.note)
+    elif ahead is not None:
+        read = ahead.next_result((rel, st))
+    else:
+        read = _read_ahead(root, rel, st, old, force)
+    if read.problem:
+        report.skipped.append(read.problem)
         # What the bytes say (binary, not UTF-8, too large) holds for every reader and
         # is remembered until the stat changes; a failed read (permission denied) says
         # only who tried, so it is re-tried on the next update, not stored for everyone.
-        if not is_read_failure(problem):
+        if not is_read_failure(read.problem):
             skipped_stats[rel] = f"{st.st_mtime_ns}:{st.st_size}"
         if old:
             delete_note(con, old[0])
             report.removed += 1
         return
-    h = big.hash if big else content_hash(raw)
+    h = read.hash
     if old and not force and old[3] == h:
         # Touched, not changed: remember the new stat so the next check is free.
         con.execute("UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (*sig, old[0]))
         report.unchanged += 1
         return
-    note = big.note if big else parse_note(rel, text)
+    note = read.note
     if old:
         delete_note(con, old[0])
         report.changed += 1
     else:
         report.added += 1
-    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None)
+    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None, read.rows)
 
 
 def is_stale(root: Path, read) -> bool:
@@ -184,7 +232,7 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
     map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
     skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
     index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
-    on_disk, problems = list_notes(root)
+    on_disk, problems = notes_on_disk(root, len(known))  # the walk, or its kept listing when no folder moved
     gaps = listing_gaps(problems)
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:

@@ -13,7 +13,6 @@ question being scored never sees half of an update.
 from __future__ import annotations
 
 
-import datetime as _dt
 import gc
 import os
 import threading
@@ -21,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from . import gate as gate_mod
 from .aliases import Alias, expand, load_aliases
@@ -41,30 +40,29 @@ from .answer import (
 from . import catalogue_cache
 from .catalogue import Catalogue, Ranking, Scored
 from .covered import COVERAGE_RULE_ON, coverage
-from .classifier import Classifier, choose
-from .dossier import build_dossier
 from .excerpt import count_hits, excerpt
 from .fleet import Fleet, discover
 from .fold import fold
 from .lazylist import LazyList
-from .misses import misses_path, record
 from .clean import repaired
 from .nofollow import LinkRefused
 from .normalize import terms as normalise
-from .remember import remember
-from .rerank.reading import rerank_answer, warm_for
-from .roster import Roster, roster_of
-from .purpose.reading import fuse_reading_list, options_for
-from .purpose.weights import PURPOSE_DEFAULT_ON
+from .purpose import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
 from .rrf import rrf, rrf_top
-from .suggest import suggest
-from .resident import ResidentText
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
 from .textsearch import Fts5TextSearch, TextMatch, TextSearch
+
+if TYPE_CHECKING:
+    from .roster import Roster
+
+# The optional stages (engine/purpose, engine/rerank, the classifier), the resident leg, and
+# what only a refusal, a claim or a miss needs, are imported where they run: a one-shot
+# `kb route` or `kb boot` runs on every prompt of a hook and pays for every module it
+# imports (docs/architecture.md, "The import rule"; tests/test_engine_cli.py checks).
 
 # The pool the fusion is computed over is a constant: a caller's page size chooses how much
 # of the ordering it sees, never what the ordering is.
@@ -233,11 +231,16 @@ class Memory:
 
     def _refresh_locked(self, *, stale_only: bool, force: bool = False) -> list[IndexReport]:
         reports = []
+        checked = {}  # base -> the opening its stale check read, for the snapshot below
         for name, idx in self.indexes.items():
             # From the opening cache when it is current: then no connection is opened.
-            if stale_only and not catalogue_cache.index_stale(idx) and not idx.was_rebuilt:
-                reports.append(None)
-                continue
+            if stale_only:
+                op, stale = catalogue_cache.stale_check(idx)
+                if not stale and not idx.was_rebuilt:
+                    if op is not None:
+                        checked[name] = op
+                    reports.append(None)
+                    continue
             reports.append(idx.update(force=force))
         for name, leg in self._resident.items():
             # Followed whether this process or another wrote the index: a diff of the files
@@ -246,13 +249,17 @@ class Memory:
         real = [r for r in reports if r is not None]
         self.last_reports = real
         self._pending_reindexed = sum(r.touched for r in real)
-        self._snapshot = self._build_snapshot(real)
+        self._snapshot = self._build_snapshot(real, checked)
         return real
 
-    def _build_snapshot(self, reports: list[IndexReport]) -> Snapshot:
+    def _build_snapshot(self, reports: list[IndexReport], checked: dict | None = None) -> Snapshot:
         # Each base's records and catalogue rows come from its opening cache when that is
-        # current (engine/catalogue_cache.py), decoded as a question needs them.
-        openings = {b.name: catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases}
+        # current (engine/catalogue_cache.py), decoded as a question needs them; a base whose
+        # stale check just read its cache is not looked up again.
+        checked = checked or {}
+        openings = {
+            b.name: checked.get(b.name) or catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases
+        }
         records = {name: catalogue_cache.Records(op) for name, op in openings.items()}
         unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
         chunks = sum(op.chunks for op in openings.values())
@@ -327,6 +334,8 @@ class Memory:
         """The purpose stage's checked options, or None when the stage is off."""
         if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
             return None
+        from .purpose.reading import options_for
+
         return options_for(query.purpose, query.near, query.boosts, bases=self._base_roots())
 
     def _base_roots(self) -> dict[str, Path]:
@@ -342,7 +351,7 @@ class Memory:
         keyword_ms = (time.perf_counter() - t0) * 1000
         keyword = KeywordHits(scored)
         agent = _choose_agent(scored)
-        if query.classify and self.roster.classifier and query.question.strip():
+        if query.classify and self._classifier_named() and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
         top_score = scored.score_at(0) if scored else 0.0
@@ -379,6 +388,8 @@ class Memory:
             fused = rrf(_ids(keyword), [h.id for h in text])
         fusion = None
         if fusion_options is not None:
+            from .purpose.reading import fuse_reading_list
+
             fusion = fuse_reading_list(
                 fused, options=fusion_options, snapshot=snap, records=snap.records, base_roots=self._base_roots(),
                 generation=snap.generation, offset=query.offset, limit=query.top,
@@ -410,7 +421,11 @@ class Memory:
         )
         margin = keyword[0].score / keyword[1].score if len(keyword) > 1 and keyword[1].score > 0 else None
         agreement = 1 + (keyword[0].id in text_ids) if keyword else 0
-        suggestions = () if gate.served else tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
+        suggestions: tuple[str, ...] = ()
+        if not gate.served:
+            from .suggest import suggest  # a refusal's "did you mean"
+
+            suggestions = tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
             confidence=Confidence(agreement=agreement, keyword_score=top_score, margin=margin),
@@ -450,10 +465,14 @@ class Memory:
         the answer's own). Owner and verdict are never touched. Raises the stage's typed
         refusals; RerankBudgetExceeded carries the un-reranked rows.
         """
+        from .rerank.reading import rerank_answer
+
         return rerank_answer(self, answer, request, top=top)
 
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
+        from .rerank.reading import warm_for
+
         return warm_for(self, request)
 
     def route(self, question: str, **kw) -> Answer:
@@ -464,14 +483,25 @@ class Memory:
         """The fused reading list alone, recording no miss."""
         return list(self.ask(Query(question, top=top, record_miss=False, classify=False)).results)
 
+    def _classifier_named(self) -> bool:
+        """Whether fleet.txt names a classifier (the roster's rule), read from the settings alone:
+        the roster reads every base's agent.txt, which a question without a classifier never needs."""
+        named = self.settings.get("classifier")
+        return bool(named and named.strip()) and bool(self.roster.classifier)
+
     @property
     def roster(self) -> Roster:
         """Who is in the fleet, what each does and where it stops (fleet.txt + agent.txt)."""
         if self._roster is None:
+            from .roster import roster_of
+
             self._roster = roster_of(self.fleet)
         return self._roster
 
     def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+        from .classifier import Classifier, choose
+        from .dossier import build_dossier
+
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
         text = build_dossier(self.roster, question, keyword, fold_choice.totals)
@@ -487,6 +517,8 @@ class Memory:
         With `write` and at least one key, `path` (a new note inside one of the bases) is
         written atomically, never over an existing file, and indexed. See engine/remember.py.
         """
+        from .remember import remember
+
         return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
     def recall_loss(self, answer: Answer) -> Miss | None:
@@ -498,8 +530,10 @@ class Memory:
         """
         if answer.gate.served or not answer.question.strip():
             return None
+        from .misses import misses_path, record
+
         path = misses_path(self.fleet.root)
-        today = _dt.date.today().isoformat()
+        today = time.strftime("%Y-%m-%d")  # today's local date, as date.today().isoformat() (no datetime import)
         offered = list(answer.suggestions)
         try:
             record(path, answer.question, offered, today)
@@ -545,17 +579,42 @@ class Memory:
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
         found: list[tuple[float, str, str, TextMatch]] = []
-        for name, idx in self.indexes.items():
-            op = openings.get(name) if openings and not self._resident_wanted else None
-            if op is not None and not catalogue_cache.may_match(idx, op, terms, question):
-                continue  # none of the words is in this base (2,000 small bases: most of them)
+        for name, idx, ceiling in self._bases_to_search(terms, question, openings):
+            if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
+                # No file of this base can score as high as the pool's last, and the bases
+                # left are ordered by that ceiling: none of them can place a file either.
+                break
             for m in self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question):
                 found.append((-m.score, f"{name}/{m.path}", name, m))
-        # BM25 values from separate bases are compared as they are: each base's statistics
-        # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-        # bases, one text leg"). Ordered by score, then id; a hit is made for the pool only.
-        found.sort(key=lambda f: (f[0], f[1]))
-        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found[:RANK_CANDIDATE_POOL]]
+            # BM25 values from separate bases are compared as they are: each base's statistics
+            # are its own, which is the price of an index per agent (docs/decisions.md, "Several
+            # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
+            # after each base is the pool of all of them); a hit is made for the pool only.
+            found.sort(key=lambda f: (f[0], f[1]))
+            del found[RANK_CANDIDATE_POOL:]
+        return [TextHit(name, m.path, m.score, m.chunk) for _, _, name, m in found]
+
+    def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
+        """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
+
+        A one-shot reads each small base's vocabulary from its opening cache: a base holding
+        none of the words is not opened, and the rest are asked best ceiling first (the best
+        score any of their files can reach, engine/catalogue_cache.text_ceiling), after the
+        bases without one, so the leg stops at the first that cannot reach the pool. A
+        process that stays up searches every base (its snapshot may be older than an index
+        another process just wrote)."""
+        if not openings or self._resident_wanted:
+            return [(name, idx, None) for name, idx in self.indexes.items()]
+        unbounded, bounded = [], []
+        for name, idx in self.indexes.items():
+            op = openings.get(name)
+            ceiling = catalogue_cache.text_ceiling(idx, op, terms, question) if op is not None else None
+            if ceiling is None:
+                unbounded.append((name, idx, None))
+            elif ceiling > 0.0:
+                bounded.append((name, idx, ceiling))  # 0.0: none of the words is in this base
+        bounded.sort(key=lambda b: -b[2])
+        return unbounded + bounded
 
     def _text_search(self, name: str, idx: TextIndex) -> TextSearch:
         """The base's text leg: FTS5 itself, or for a resident Memory the same ranking in memory.
@@ -577,6 +636,8 @@ class Memory:
         return leg
 
     def _build_resident(self, name: str, idx: TextIndex) -> None:
+        from .resident import ResidentText
+
         leg = ResidentText(idx)
         with self._swap:  # an update that landed during the build is followed before it answers
             leg.refresh()

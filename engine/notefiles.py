@@ -23,8 +23,11 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
-    """Every markdown file below a base (hidden folders skipped, links not followed)."""
+def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.stat_result], list[str]]:
+    """Every markdown file below a base (hidden folders skipped, links not followed).
+
+    With `folders`, each folder walked is appended to it as (its path below the base, "" or
+    "sub/dir/"; the names in it that can be notes), for engine/listing_cache.py."""
     found: dict[str, os.stat_result] = {}
     problems: list[str] = []
 
@@ -38,7 +41,10 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
         except OSError as err:
             problems.append(f"{shown(_rel(root, err.filename))}: cannot list ({err.strerror})")
             return
-        folders = []
+        if folders is not None:
+            names: list[str] = []
+            folders.append((under, names))
+        subfolders = []
         for entry in entries:
             name = entry.name
             try:
@@ -47,24 +53,28 @@ def list_notes(root: Path) -> tuple[dict[str, os.stat_result], list[str]]:
                 is_dir = False
             if is_dir:
                 if not name.startswith("."):
-                    folders.append(entry)
+                    subfolders.append(entry)
+                    if folders is not None and name.endswith(".md"):
+                        names.append(name)  # a link to a folder today may be one to a note tomorrow
                 continue
             if not name.endswith(".md") or name.startswith("."):
                 continue
+            if folders is not None:
+                names.append(name)
             rel = under + name
-            if not is_valid_text(rel):
+            if not rel.isascii() and not is_valid_text(rel):  # ASCII is valid: the common case costs no encode
                 # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
                 problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
                 continue
             try:
-                st = os.stat(entry.path)  # follows a file symlink; a dangling one is reported
+                st = entry.stat()  # follows a file symlink (as os.stat); a dangling one is reported
             except OSError as e:
                 problems.append(f"{rel}: cannot read ({e.strerror})")
                 continue
             if not _is_regular(st):
                 continue
             found[rel] = st
-        for entry in sorted(folders, key=lambda e: e.name):
+        for entry in sorted(subfolders, key=lambda e: e.name):
             try:
                 if entry.is_symlink():
                     continue  # a linked folder is not walked into

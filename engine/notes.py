@@ -37,6 +37,14 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _MD_LINK = re.compile(r"\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 
+
+
+def _is_fence(line: str) -> bool:
+    # A substring test first: most lines hold no fence mark, and the pattern would be tried
+    # on each of them (parsing is most of what an index build spends outside SQLite).
+    return ("```" in line or "~~~" in line) and _FENCE.match(line) is not None
+
+
 SKILL_DIRS = frozenset({"skills", "protocols", "templates"})
 TOOL_DIRS = frozenset({"tools"})
 # A map is a reading list for people; the catalogue never consults it.
@@ -116,12 +124,12 @@ def parse_note(relpath: str, text: str) -> Note:
     in_fence = False
     first_heading = None
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if _is_fence(line):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
-        m = _HEADING.match(line)
+        m = _HEADING.match(line) if line[:1] == "#" else None
         if m:
             if len(m.group(1)) == 1:
                 title, title_line = heading_text(m), i
@@ -143,6 +151,8 @@ def parse_note(relpath: str, text: str) -> Note:
                 keys = split_keys(m.group(2))
     label_lines = set()
     for i, line in enumerate(lines):
+        if ":" not in line:
+            continue  # the label, purpose and date lines all hold a colon
         if _LABEL.match(line):
             label_lines.add(i)
             if label_line is None:
@@ -205,9 +215,9 @@ def _sections(lines: list[str], title: str, label_lines: set[int]) -> tuple[Sect
             sections.append(Section(heading_path=path(), text=body, line=start + 1))
 
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if _is_fence(line):
             in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
+        m = None if in_fence or line[:1] != "#" else _HEADING.match(line)
         if m:
             flush(i)
             buf = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from .excerpt import plain
 from .indexschema import FILE_SHIFT
 from .notes import Note
 from .normalize import words
-from .stemming import note_language_of_words, stem_text, stem_tokens
+from .stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
     from .indexupdate import IndexReport
@@ -86,17 +86,60 @@ def delete_note(con: sqlite3.Connection, file_id: int) -> None:
     con.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
+@dataclass(frozen=True)
+class ChunkRows:
+    """A note's chunks as the index stores them, (heading_path, body, line, heading_stems,
+    body_stems) each, made apart from the connection so they can be made ahead of the write
+    (engine/readahead.py); `cut`: the note had more chunks than one file may hold."""
+
+    rows: list[tuple[str, str, int, str, str]]
+    cut: bool
+
+
+def chunk_rows(note: Note) -> ChunkRows:
+    chunks = chunk_sections(note.sections)
+    cut = len(chunks) >= (1 << FILE_SHIFT)
+    if cut:
+        chunks = chunks[: (1 << FILE_SHIFT) - 1]
+    ready = list(_split(chunks))
+    return ChunkRows(list(_rows(ready, note_language_of_words(tokens for _c, _b, tokens in ready))), cut)
+
+
+def _split(chunks: Iterable[Chunk]) -> Iterator[tuple[Chunk, str, list[str]]]:
+    for c in chunks:
+        # Indexed as read: a link's target is an address, not prose, and would make every
+        # note that links to deploy-checklist.md look like it talks about deploys.
+        body = plain(c.text)
+        yield c, body, words(body)
+
+
+def _rows(ready: Iterable[tuple[Chunk, str, list[str]]], language: str | None) -> Iterator[tuple[str, str, int, str, str]]:
+    # The note's language decides its stems (engine/stemming.py); a streamed note (language
+    # None) is judged chunk by chunk. Each chunk is split into words once, for its language
+    # and for its stems, and a heading shared by a section's windows is stemmed once.
+    heading_stems: dict[tuple[str, str], str] = {}
+    for c, body, tokens in ready:
+        lang = language or note_language_of_words([tokens])
+        key = (c.heading_path, lang)
+        if key not in heading_stems:
+            heading_stems[key] = index_stems(words(c.heading_path), lang)
+        yield c.heading_path, body, c.line, heading_stems[key], index_stems(tokens, lang)
+
+
 def insert_note(
     con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], report: IndexReport,
-    streamed: Iterator[Chunk] | None = None,
+    streamed: Iterator[Chunk] | None = None, ready: ChunkRows | None = None,
 ) -> None:
+    """The note's rows into the open transaction: its chunks made here, or `ready` (made ahead
+    by chunk_rows), or `streamed` from a large note read in pieces (engine/bignote.py)."""
     if streamed is None:
-        chunks: list[Chunk] | Iterator[Chunk] = chunk_sections(note.sections)
-        if len(chunks) >= (1 << FILE_SHIFT):
-            chunks = chunks[: (1 << FILE_SHIFT) - 1]
+        if ready is None:
+            ready = chunk_rows(note)
+        if ready.cut:
             report.warnings.append(f"{note.relpath}: more chunks than one file may hold; the rest is not indexed")
+        rows: Iterable[tuple[str, str, int, str, str]] = ready.rows
     else:
-        chunks = itertools.islice(streamed, (1 << FILE_SHIFT) - 1)  # counted as they go in
+        rows = _rows(_split(itertools.islice(streamed, (1 << FILE_SHIFT) - 1)), None)  # counted as they go in
     cur = con.execute(
         "INSERT INTO files(path, mtime_ns, size, hash, is_entry, title, purpose, keys, species, label_line,"
         " label_under_title, title_line, links, date, chunks, problems) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -104,39 +147,14 @@ def insert_note(
             note.relpath, sig[0], sig[1], h, int(note.is_entry), note.title, note.purpose,
             json.dumps(list(note.keys), ensure_ascii=False), note.species, note.label_line,
             int(note.label_under_title), note.title_line, json.dumps(list(note.links), ensure_ascii=False),
-            note.date, 0 if streamed is not None else len(chunks), json.dumps(list(note.problems)),
+            note.date, 0 if streamed is not None else len(ready.rows), json.dumps(list(note.problems)),
         ),
     )
     fid = cur.lastrowid
     base_rowid = fid << FILE_SHIFT
-    # The note's language decides its stems (engine/stemming.py); a streamed note is judged
-    # chunk by chunk. Each chunk is split into words once, for its language and for its
-    # stems, and a heading shared by a section's windows is stemmed once.
-    def prepared(chunk_list):
-        for c in chunk_list:
-            # Indexed as read: a link's target is an address, not prose, and would make every
-            # note that links to deploy-checklist.md look like it talks about deploys.
-            body = plain(c.text)
-            yield c, body, words(body)
-
-    if isinstance(chunks, list):
-        ready = list(prepared(chunks))
-        language = note_language_of_words(tokens for _c, _b, tokens in ready)
-    else:
-        ready, language = prepared(chunks), None
-    heading_stems: dict[tuple[str, str], str] = {}
-
-    def row(i: int, item) -> tuple:
-        c, body, tokens = item
-        lang = language or note_language_of_words([tokens])
-        key = (c.heading_path, lang)
-        if key not in heading_stems:
-            heading_stems[key] = stem_text(c.heading_path, lang)
-        return (base_rowid + i, c.heading_path, body, c.line, heading_stems[key], stem_tokens(tokens, lang))
-
     con.executemany(
         "INSERT INTO chunks(rowid, heading_path, body, line, heading_stems, body_stems) VALUES (?,?,?,?,?,?)",
-        (row(i, item) for i, item in enumerate(ready)),
+        ((base_rowid + i, *r) for i, r in enumerate(rows)),
     )
     if streamed is not None:
         n = con.execute(

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import KbError
-from .rerank.reading import RerankRequest
 
 DEFAULT_TOP = 5
 
@@ -51,6 +50,8 @@ class Query:
         if self.rerank is False:
             object.__setattr__(self, "rerank", None)
         elif self.rerank is not None:
+            from .rerank.reading import RerankRequest  # an optional stage: imported when asked for
+
             object.__setattr__(self, "rerank", RerankRequest.of(self.rerank))
 
     def page(self, top: int) -> "Query":

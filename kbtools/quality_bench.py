@@ -205,7 +205,8 @@ def run(col: Collection, limit: int | None, per_query: dict[str, list[float]] | 
     """Each system's mean nDCG@10 and MAP@100; `per_query`, when given, receives each
     system's nDCG@10 question by question (the same question order for every system)."""
     from engine.memory import Memory
-    from engine.stemming import note_language, stem_question, stem_text
+    from engine.normalize import words
+    from engine.stemming import index_stems, note_language, stem_question
     from engine.stopwords import STOPWORDS
 
     qids = sorted(col.queries, key=lambda q: (len(q), q))[: limit or None]
@@ -225,7 +226,7 @@ def run(col: Collection, limit: int | None, per_query: dict[str, list[float]] | 
         _fts_table(con, "porter", "porter unicode61 remove_diacritics 2", texts)
         _chunk_table(con, "exact", ((p, h, b) for p in by_path for h, b, _line in idx.chunks_of(p)))
         _fts_table(con, "whole", "unicode61 remove_diacritics 2",
-                   [(d, stem_text(t, note_language([t]))) for d, t in texts])
+                   [(d, index_stems(words(t), note_language([t]))) for d, t in texts])
 
         import bm25s
         import Stemmer

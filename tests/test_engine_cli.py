@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, run_kb
 
 
@@ -121,6 +123,44 @@ def test_kb_route_starts_without_heavy_modules():
     )
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# What a plain `kb route` / `kb boot` must not import: the optional stages (imported where
+# they run), what only a refusal, a claim or a miss needs, and every other verb's modules.
+# A prompt hook runs these on every message, and each module is milliseconds of its start.
+NOT_FOR_A_PLAIN_ROUTE = (
+    "engine.purpose.stage", "engine.purpose.reading", "engine.purpose.facts", "engine.purpose.signals",
+    "engine.purpose.stamp", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
+    "engine.rerank.rule", "engine.classifier", "engine.dossier", "engine.roster", "engine.resident",
+    "engine.remember", "engine.misses", "engine.suggest", "engine.labelcli", "engine.label",
+    "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
+    "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
+)
+_IMPORTED_BY_A_RUN = (
+    "import json, sys\n"
+    "from engine.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "sys.stdout.flush()\n"
+    "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.mark.parametrize("verb", ["route", "boot"])
+def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
+    question = "how much protein per meal"
+    args = ["route", question, str(demo), "--json"] if verb == "route" else ["boot", "--text", str(demo)]
+    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, *args], cwd=REPO, capture_output=True, text=True,
+                       timeout=120, input=question if verb == "boot" else None)
+    assert r.returncode == 0, r.stderr
+    if verb == "route":
+        assert json.loads(r.stdout)["verdict"] == "hit"  # the plain path: served, no refusal
+    else:
+        assert "VESTA: this message is for" in r.stdout
+    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
+    assert "engine.memory" in imported  # the run really answered
+    unwanted = sorted(m for m in NOT_FOR_A_PLAIN_ROUTE if m in imported)
+    assert not unwanted, f"`kb {verb}` imported {unwanted}: import them where they run"
 
 
 def test_threads_asking_at_once_get_the_same_answers(demo):

@@ -150,8 +150,8 @@ def test_the_text_index_quotes_raw_terms(mem, term):
     """Below the normaliser: whatever string reaches TextIndex.search is a literal phrase."""
     rows, sent = mem.indexes["zed"].search([term], 10)
     assert isinstance(rows, list)
-    if term == "AND":  # the word "and", as any other word (the deploy checklist says it)
-        assert rows
+    if term == "AND":  # the word "and", as any other stopword: left out of the index, no syntax
+        assert rows == mem.indexes["zed"].search(["and"], 10)[0] == []
 
 
 @pytest.mark.parametrize("q", ["deploy\x00producao", "\x00", "\x00\x00deploy\x00", "prod\x00ucao deploy"])

@@ -334,3 +334,84 @@ def test_markdown_is_never_written_by_keeping_the_cache(demo):
     _route(demo, "deploy")
     assert _caches(demo)
     assert {p: p.read_bytes() for p in demo.rglob("*.md")} == before
+
+
+# -- the text leg's ceiling over many small bases ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crowd(tmp_path_factory) -> Path:
+    """120 bases of a few chunks each: a common word is in most of them, and more files
+    match it than the text leg's pool holds."""
+    root = tmp_path_factory.mktemp("crowd") / "fleet"
+    generate(root, 900, seed=11, bases=120, questions=24)
+    _index(root)
+    return root
+
+
+def _common_words(m: Memory, snap, count: int) -> list[str]:
+    """The words held by the most small bases (from their cached vocabularies)."""
+    held: dict[str, int] = {}
+    for op in snap.openings.values():
+        for line in (op.vocabulary or "").splitlines()[1:]:
+            word = line.split(" ")[0]
+            if word.isalpha() and len(word) > 3:
+                held[word] = held.get(word, 0) + 1
+    return sorted(held, key=lambda w: (-held[w], w))[:count]
+
+
+def test_no_file_scores_above_its_bases_ceiling(crowd):
+    """The ceiling is a bound: every file FTS5 finds in a base scores at most its ceiling."""
+    m = Memory(crowd)
+    snap = m.snapshot()
+    questions = _haystack_questions(crowd) + _common_words(m, snap, 6)
+    checked = 0
+    for q in questions:
+        words = list(dict.fromkeys(normalise(q)))
+        for name, idx in m.indexes.items():
+            ceiling = catalogue_cache.text_ceiling(idx, snap.openings[name], words, q)
+            if ceiling is None:
+                continue
+            scores = [-row[1] for row in idx.search(words, 50, q)[0]]
+            assert ceiling > 0.0 or not scores, (q, name)
+            assert all(s <= ceiling for s in scores), (q, name, max(scores), ceiling)
+            checked += len(scores)
+    assert checked > 200  # the bound was held against many real scores
+
+
+def test_bases_whose_ceiling_cannot_reach_the_pool_are_not_opened(crowd, monkeypatch):
+    """A common word over many small bases: the leg stops at the first base whose ceiling is
+    below the pool's last score, and answers as searching every base does, row for row."""
+    m = Memory(crowd)
+    snap = m.snapshot()
+    opened = []
+    real = catalogue_cache.TextIndex._open_checked
+
+    def counted(self):
+        opened.append(self.base.name)
+        return real(self)
+
+    monkeypatch.setattr(catalogue_cache.TextIndex, "_open_checked", counted)
+    skipped_some = False
+    for word in _common_words(m, snap, 6):
+        holding = sum(1 for op in snap.openings.values() if op.vocabulary and f"\n{word} " in op.vocabulary)
+        opened.clear()
+        pruned = m._text_leg([word], word, snap.openings)
+        searched = len(set(opened))
+        assert pruned == m._text_leg([word], word), word  # every base searched: the same hits
+        assert len(pruned) == 50, word  # more files hold it than the pool
+        skipped_some |= searched < holding
+    assert skipped_some  # the ceiling spared opening bases that hold the word
+
+
+def test_a_note_whose_name_holds_a_line_break_keeps_its_base_uncached(demo):
+    """The cache lists names a line each: a base with a note named across two lines is read
+    from its index every time (the same answer, only slower), and its note still answers."""
+    odd = demo / "zed" / "odd\nname.md"
+    odd.write_text("# Oddly named\n\nSearch for: `zanzibar`\n\nA note about zanzibar.\n")
+    _index(demo)
+    answer = json.loads(_route(demo, "zanzibar"))
+    assert answer["keyword_top"] == "zed/odd\nname.md"
+    assert not (demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME).exists()
+    assert len(_caches(demo)) == 2  # the other bases keep theirs
+    assert json.loads(_route(demo, "zanzibar")) == answer

@@ -111,3 +111,26 @@ def test_the_index_finds_a_portuguese_noun_by_its_verb_typed_without_accents(tmp
     for question in ("como recuperar o musculo", "recuperacao muscular", "recuperações"):
         rows, _ = idx.search(unique_terms(question), 10, question)
         assert [r[0] for r in rows] == ["notes/descanso.md"], question
+
+
+def test_the_index_leaves_out_the_stopwords_no_question_asks(tmp_path):
+    """A stopword is never asked (normalize.terms), so the index holds the stems of the other
+    words only; the stored text keeps every word as written."""
+    import sqlite3
+
+    from engine.memory import Memory
+    from engine.stemming import index_stems
+
+    assert index_stems(words("The deployments of a service, x 2 times"), "english").split() == [
+        "deploy", "servic", "x", "2", "time"]
+    assert index_stems(words("Os treinos da semana que vem"), "portuguese").split() == ["trein", "seman", "vem"]
+    notes = tmp_path / "base"
+    notes.mkdir()
+    (notes / "deploy.md").write_text("# Deploy\n\nThe deployments of the service are rolled back by the owner.\n")
+    mem = Memory([str(notes)])
+    mem.snapshot()
+    con = sqlite3.connect(notes / ".kb" / "index.db")
+    body, stems = con.execute("SELECT body, body_stems FROM chunks").fetchone()
+    assert stems.split() == ["deploy", "servic", "roll", "back", "owner"]
+    assert body == "The deployments of the service are rolled back by the owner."
+    assert {t for (t,) in con.execute("SELECT term FROM chunks_vocab")} == {"deploy", "servic", "roll", "back", "owner"}

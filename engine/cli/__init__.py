@@ -2,122 +2,63 @@
 
 Every answer comes from one call on Memory. Bad input ends in one line on stderr naming the
 file and what is wrong, and a non-zero exit; never a traceback. `VERBS` below is the one
-table of verbs: each row is the function that adds a verb's parser (and sets `func`, its
-handler). A new verb is a function and one row; tests/test_docs.py fails until README.md
+table of verbs: each row names a verb, its module and the function there that adds its
+parser (and sets `func`, its handler). A new verb is a function and one row; tests/test_docs.py fails until README.md
 names it and its options.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from typing import Any, Callable
 
-from .. import labelcli
 from ..clean import shown
 from ..errors import KbError, os_error_line
-from ..evaluate import run_eval
-from ..memory import Memory
-from ..query import Query
-from ..render import index_report, json_line, route_hybrid, route_keywords
-from . import bench, misses, purpose, rerank, who
 
-
-def cmd_index(args) -> int:
-    code = 0
-    for report, unsaved in Memory(args.paths, update=False).index(force=args.force):
-        print(index_report(report))  # a skipped note is reported, not fatal: the rest of the base is indexed
-        if unsaved:  # indexed, but nothing was saved: the one thing `kb index` is for
-            print(f"kb: {unsaved}", file=sys.stderr)
-            code = 1
-    return code
-
-
-def cmd_route(args) -> int:
-    # Each stage's options come back empty when not given, so a plain route is byte-identical.
-    stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
-    answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), **stages))
-    if args.json:
-        print(json_line(answer.to_json()))
-    elif args.hybrid or stages:
-        print(route_hybrid(answer, args.top))
-    elif answer.indexed.entries == 0:
-        # No note carries a label: the text reading list is all there is, so it is the answer.
-        print("no note here has a Search for: line yet, so this is the full-text reading list "
-              "(never a HIT until labelled): kb label PATH proposes labels")
-        print(route_hybrid(answer, args.top))
-    else:
-        print(route_keywords(answer, args.top))
-    return 0
-
-
-def cmd_eval(args) -> int:
-    if args.asks < 1:  # a median of no asks is no figure, and a negative count is a typo
-        raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
-    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
-    print(json_line(report.to_json()) if args.json else report.render())
-    return 0
-
-
-def add_index(sub) -> None:
-    ix = sub.add_parser("index", help="build or update each base's index at <base>/.kb/index.db")
-    ix.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
-    ix.add_argument("--force", action="store_true", help="re-read every note, changed or not")
-    ix.set_defaults(func=cmd_index)
-
-
-def add_route(sub) -> None:
-    rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it")
-    rt.add_argument("question")
-    rt.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
-    rt.add_argument("--top", type=int, default=5, metavar="N", help="how many rows to show (default 5)")
-    rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
-    rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
-    purpose.add_route_options(rt)
-    rerank.add_route_options(rt)
-    rt.set_defaults(func=cmd_route)
-
-
-def add_eval(sub) -> None:
-    ev = sub.add_parser("eval", help="grade the fleet against an answer key (gold.tsv)")
-    ev.add_argument("gold", metavar="GOLD")
-    ev.add_argument("paths", nargs="+", metavar="PATH")
-    ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
-    ev.add_argument("--asks", type=int, default=1000, metavar="N", help="asks timed for SPEED (default 1000)")
-    ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")
-    ev.set_defaults(func=cmd_eval)
-
-
-# The verb table, in `kb --help` order.
-VERBS: tuple[Callable[[Any], Any], ...] = (
-    add_index,
-    add_route,
-    add_eval,
-    misses.add_misses,
-    misses.add_check,
-    who.add_fleet,
-    who.add_boot,
-    who.add_remember,
-    who.add_serve,
-    who.add_list,
-    purpose.add_fusion,
-    rerank.add_model,
-    rerank.add_rerank,
-    bench.add_bench,
-    labelcli.register,
+# The verb table, in `kb --help` order: a verb as typed, the module that adds its parser
+# (with its handler, `func`), and the function there that adds it. A process imports the
+# module of the verb it runs and no other: `kb route` and `kb boot` run on every prompt of
+# a hook, and should not pay for `kb label`'s or `kb misses`'s modules. `kb --help`, a bare
+# `kb` and a mistyped verb build every verb's parser.
+VERBS: tuple[tuple[str, str, str], ...] = (
+    ("index", "engine.cli.route", "add_index"),
+    ("route", "engine.cli.route", "add_route"),
+    ("eval", "engine.cli.grade", "add_eval"),
+    ("misses", "engine.cli.misses", "add_misses"),
+    ("check", "engine.cli.misses", "add_check"),
+    ("fleet", "engine.cli.who", "add_fleet"),
+    ("boot", "engine.cli.boot", "add_boot"),
+    ("remember", "engine.cli.who", "add_remember"),
+    ("serve", "engine.cli.who", "add_serve"),
+    ("list", "engine.cli.who", "add_list"),
+    ("fusion", "engine.cli.purpose", "add_fusion"),
+    ("model", "engine.cli.rerank", "add_model"),
+    ("rerank", "engine.cli.rerank", "add_rerank"),
+    ("bench", "engine.cli.bench", "add_bench"),
+    ("label", "engine.labelcli", "register"),
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """`kb`'s parser: with every verb, or with `verb` alone (what that verb's run needs: its
+    usage, help and errors read the same either way)."""
     p = argparse.ArgumentParser(
         prog="kb",
         description="Route a question to the note and the agent that answer it; no model, no network.",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add_verb in VERBS:
-        add_verb(sub)
+    for name, module, adder in VERBS:
+        if verb is None or name == verb:
+            getattr(importlib.import_module(module), adder)(sub)
     return p
+
+
+def _verb_of(argv: list[str]) -> str | None:
+    """The verb `argv` runs, when its first word is one; else None (help, a typo: every verb)."""
+    first = argv[0] if argv else None
+    return first if any(first == name for name, _, _ in VERBS) else None
 
 
 def _speak_utf8() -> None:
@@ -135,7 +76,8 @@ def _speak_utf8() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _speak_utf8()
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_verb_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KbError as e:

@@ -15,8 +15,10 @@ import json
 from typing import Any
 
 from ..fleet import discover
-from ..purpose.stamp import restamp, stamp_path
 from ..purpose.weights import PURPOSE_NAMES
+
+# The stage itself is imported by the handler that runs it: `kb route` parses these options
+# on every prompt of a hook and fuses for a purpose rarely.
 
 
 def add_route_options(parser: argparse.ArgumentParser) -> None:
@@ -70,6 +72,8 @@ def add_fusion(subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_restamp(args: argparse.Namespace) -> int:
     """Restamp every base under args.path; prints one receipt line per base (or JSON)."""
+    from ..purpose.stamp import restamp, stamp_path
+
     fleet = discover([args.path])
     receipts = {b.name: restamp(b.root) for b in fleet.bases}
     if getattr(args, "json", False):

@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from ..fleet import discover
-from ..rerank.errors import RerankCallerError
-from ..rerank.model import PRECISIONS
-from ..rerank.reading import RerankRequest, model_dir_for
-from ..rerank.stage import restamp
+from ..rerank import PRECISIONS
+
+# The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
+# that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.
 
 
 def add_route_options(parser: argparse.ArgumentParser) -> None:
@@ -38,8 +38,12 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
                                 ("--rerank-summary", getattr(args, "rerank_summary", False)),
                                 ("--rerank-precision", getattr(args, "rerank_precision", "fp32") != "fp32")) if v]
         if named:
+            from ..rerank.errors import RerankCallerError
+
             raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
         return {}
+    from ..rerank.reading import RerankRequest
+
     return {"rerank": RerankRequest(model=args.rerank_model, precision=args.rerank_precision, use_summary=args.rerank_summary)}
 
 
@@ -87,6 +91,9 @@ def cmd_model_import(args: argparse.Namespace) -> int:
 
 
 def cmd_restamp(args: argparse.Namespace) -> int:
+    from ..rerank.reading import RerankRequest, model_dir_for
+    from ..rerank.stage import restamp
+
     fleet = discover([args.path])
     model_dir = model_dir_for(fleet.settings, fleet.root, RerankRequest(model=args.rerank_model, precision=args.rerank_precision))
     stamps = {b.name: restamp(b.root, model_dir, args.rerank_precision) for b in fleet.bases}

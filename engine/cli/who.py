@@ -1,4 +1,4 @@
-"""The verbs about who answers: kb fleet, boot, remember, serve, list (rows of engine/cli's verb table).
+"""The verbs about who answers: kb fleet, remember, serve, list (rows of engine/cli's verb table).
 
 Each one is a thin surface over Memory; nothing here scores or chooses.
 """
@@ -6,10 +6,8 @@ Each one is a thin surface over Memory; nothing here scores or chooses.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-from ..boot import brief, parse_request
 from ..clean import shown
 from ..errors import KbError
 from ..fleet import is_base
@@ -25,16 +23,6 @@ def add_fleet(subparsers) -> None:
     fl.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     fl.add_argument("--json", action="store_true", help="one line of JSON")
     fl.set_defaults(func=cmd_fleet)
-
-
-def add_boot(subparsers) -> None:
-    bt = subparsers.add_parser(
-        "boot", help="route a message on stdin and print the owning agent's constitution (for a prompt hook)"
-    )
-    bt.add_argument("path", nargs="?", metavar="PATH", help="a base or a fleet root (default: the hook's cwd, else .)")
-    bt.add_argument("--session", metavar="ID", help="print the constitution only when this session's agent changes")
-    bt.add_argument("--text", action="store_true", help="stdin is the message itself, never a JSON envelope")
-    bt.set_defaults(func=cmd_boot)
 
 
 def add_remember(subparsers) -> None:
@@ -77,21 +65,6 @@ def cmd_fleet(args) -> int:
         recs = snap.records.get(b.name, {}).values()
         counts[b.name] = (sum(1 for r in recs if r.is_entry), sum(1 for r in recs if not r.is_entry))
     print(render_roster(mem.roster, counts))
-    return 0
-
-
-def cmd_boot(args) -> int:
-    # Exit 2 from a prompt hook blocks the person's message in some hosts, so a refusal here
-    # is exit 1 (shown, not blocking): the conversation goes on without an identity.
-    try:
-        req = parse_request(sys.stdin.read(), text_only=args.text)
-        mem = _memory([args.path or req.cwd or "."])
-        b = brief(mem, req, session=args.session)
-    except KbError as e:
-        print(f"kb boot: {shown(str(e))}", file=sys.stderr)
-        return 1
-    if b.text:
-        print(b.text)
     return 0
 
 

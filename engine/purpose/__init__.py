@@ -3,19 +3,34 @@ of the fused reading list's candidate pool. It re-orders passages only; the owne
 verdict stay the keyword ranking's. Pure stdlib, never imports textual.
 """
 
-from engine.purpose.errors import FusionError, FusionOptionError, FusionStampMismatch
-from engine.purpose.stage import (
-    Boost,
-    Contribution,
-    Fused,
-    FusedRow,
-    FusionOptions,
-    PageStamp,
-    PoolRow,
-    order_pool,
-    parse_options,
-)
-from engine.purpose.weights import DEFAULT_PURPOSE, PURPOSE_DEFAULT_ON, PURPOSE_NAMES, PURPOSES, Purpose, Weights
+# What the package names is imported when first asked for (PEP 562): a process that never
+# fuses for a purpose (`kb route` without --purpose) imports none of the stage, and
+# `import engine.purpose.weights` does not import the rest of it.
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Off by default, like RERANK_DEFAULT_ON: turning it on would re-order every existing
+# reading list at once, and that flips on a measured receipt, not on a hope. Defined here,
+# not in weights.py, so Memory reads it on every question without importing the stage.
+PURPOSE_DEFAULT_ON = False
+
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(('FusionError', 'FusionOptionError', 'FusionStampMismatch'), 'engine.purpose.errors'),
+    **dict.fromkeys(('Boost', 'Contribution', 'Fused', 'FusedRow', 'FusionOptions', 'PageStamp', 'PoolRow', 'order_pool', 'parse_options'), 'engine.purpose.stage'),
+    **dict.fromkeys(('DEFAULT_PURPOSE', 'PURPOSE_NAMES', 'PURPOSES', 'Purpose', 'Weights'), 'engine.purpose.weights'),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Boost",

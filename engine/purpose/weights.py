@@ -18,9 +18,9 @@ from engine.purpose.errors import FusionOptionError
 SCALE = 1_000_000
 # The weights are basis points of the whole: four of them sum to exactly this.
 WEIGHT_TOTAL = 10_000
-# Off by default, like RERANK_DEFAULT_ON: turning it on would re-order every existing
-# reading list at once, and that flips on a measured receipt, not on a hope.
-PURPOSE_DEFAULT_ON = False
+# The stage's switch (off by default) is defined in engine/purpose/__init__.py, where the
+# engine reads it on every question without importing the stage.
+from engine.purpose import PURPOSE_DEFAULT_ON  # noqa: E402,F401  (re-exported here)
 # The purpose a caller gets when they ask for fusion without naming one: text dominant and
 # recency exactly 0, so it is the purpose closest to the plain RRF order.
 DEFAULT_PURPOSE = "documents"

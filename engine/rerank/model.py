@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from . import PRECISIONS  # defined at the package's front door, read without the stage
 from .errors import RerankCallerError, RerankUnavailable
 from .rule import RERANK_TEXT_CAP_TOKENS
 
-PRECISIONS = {"fp32": "model.onnx", "int8": "model_int8.onnx"}
 # Threads for one forward pass; 0 lets onnxruntime use one per physical core.
 THREADS_ENV = "KB_RERANK_THREADS"
 # "1" lets onnxruntime's worker threads spin between operators (see CrossEncoder.__init__).
