@@ -20,8 +20,9 @@ from textual.worker import Worker, WorkerState
 
 from .commands import KbCommands
 from .history import History
+from .idle_gc import IdleCollector
 from .main_screen import MainScreen
-from .messages import FleetChanged, FleetLoaded
+from .messages import FleetChanged, FleetLoaded, RoomSettled
 from .watch import describe_changes, is_watched
 
 from engine.purpose.weights import PURPOSE_NAMES
@@ -90,6 +91,8 @@ class KbApp(App):
         self.roster = [b.name for b in memory.fleet.bases]
         self.main = MainScreen()
         self.loaded: FleetLoaded | None = None
+        self.settled = False  # RoomSettled has arrived
+        self.idle_gc = IdleCollector(self)
         self._eval_screen = None
 
     # -- start -------------------------------------------------------------------
@@ -117,6 +120,26 @@ class KbApp(App):
         # The reader's markdown renderer, imported here in the thread once the room is ready,
         # so the first note opened does not wait for it (about 80 ms of imports).
         import rich.markdown  # noqa: F401
+        # A daemon thread, not a worker: quitting during the build must not wait for it.
+        threading.Thread(target=self._hold_text, daemon=True, name="kbtui-settle").start()
+
+    def _hold_text(self) -> None:
+        # The room stays up, so the text leg is answered from memory: built now, while the
+        # person reads the screen, rather than on the first question (seconds at 60,000
+        # chunks, during which answers come from FTS5 as before).
+        hold = getattr(self.memory, "hold_text_in_memory", None)
+        if hold is not None:
+            hold()
+        try:
+            self.post_message(RoomSettled())
+        except RuntimeError:  # the room was closed meanwhile (its loop is gone): nothing to settle
+            pass
+
+    def on_room_settled(self, message: RoomSettled) -> None:
+        # Everything alive now lives as long as the room: out of the collector's sight, and
+        # its full passes run while the person pauses (kbtui/idle_gc.py).
+        self.idle_gc.start()
+        self.settled = True
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         self.loaded = message
@@ -155,6 +178,7 @@ class KbApp(App):
             self._reindex(sorted(changes))
 
     def on_unmount(self) -> None:
+        self.idle_gc.stop()
         stop = getattr(self, "_watch_stop", None)
         if stop is not None:
             stop.set()

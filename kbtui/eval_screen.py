@@ -237,16 +237,7 @@ class EvalScreen(Screen):
         title.append(f"  {r.entries} entries across {r.agents} agents", style="dim")
         self.query_one("#eval-title", Static).update(title)
         table = self.query_one(DataTable)
-        table.clear()
-        for i, g in enumerate(r.graded):
-            answerable = g.gold.answerable
-            verdict = "none" if g.verdict == "nothing" else g.verdict
-            table.add_row(
-                _ok(g.file_ok), _ok(g.agent_ok if answerable else None), _ok(g.keyword_ok if answerable else None),
-                Text(f"{g.score:5.1f}", justify="right"), margin_cell(g),
-                Text(verdict, style="bold" if g.verdict == "hit" else ""),
-                Text(one_line(g.gold.question), overflow="ellipsis", no_wrap=True), key=str(i),
-            )
+        self._fill_table()
         from engine.gate import floor_for
 
         hits, misses = r.gate_scores()
@@ -254,6 +245,35 @@ class EvalScreen(Screen):
         drawing.append_text(gate_strip(hits, misses, floor_for(r.entries)))
         self.query_one("#eval-summary", Static).update(summary_text(r, drawing))
         table.focus()
+
+    def _fill_table(self) -> None:
+        """One row a question; the question is cut to the width left, ending in an ellipsis
+        (a DataTable column clips its cell silently)."""
+        r = self.report
+        table = self.query_one(DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        fixed = sum(col.width for col in table.columns.values() if col.key.value != "question")
+        # 2 for the vertical scrollbar the rows may bring
+        flex = max(8, (table.size.width or self.app.size.width) - fixed - 2 * table.cell_padding * len(table.columns) - 2)
+        for i, g in enumerate(r.graded):
+            answerable = g.gold.answerable
+            verdict = "none" if g.verdict == "nothing" else g.verdict
+            question = Text(one_line(g.gold.question), no_wrap=True)
+            if question.cell_len > flex:
+                question.truncate(flex, overflow="ellipsis")
+            table.add_row(
+                _ok(g.file_ok), _ok(g.agent_ok if answerable else None), _ok(g.keyword_ok if answerable else None),
+                Text(f"{g.score:5.1f}", justify="right"), margin_cell(g),
+                Text(verdict, style="bold" if g.verdict == "hit" else ""),
+                question, key=str(i),
+            )
+        if r.graded:
+            table.move_cursor(row=min(cursor, len(r.graded) - 1))
+
+    def on_resize(self) -> None:
+        if self.report is not None:
+            self.call_after_refresh(self._fill_table)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         # Enter on a row asks that question on the main screen, to see the whole answer.

@@ -9,12 +9,12 @@ text-only refusal.
 from __future__ import annotations
 
 from engine.gate import explain
-from rich.table import Table
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Static
 
+from .line_view import LineView
 from .pane import Pane
 from .verdict_bar import NO_MARGIN
 
@@ -88,14 +88,34 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     return rows
 
 
-def gate_table(rows: list[tuple[str, Text]]) -> Table:
-    """Label column and claim column: claims wrap under themselves, not under the labels."""
-    table = Table.grid(padding=(0, 1), expand=True)
-    table.add_column(style="bold", no_wrap=True, width=10)
-    table.add_column(ratio=1)
-    for label, claim in rows:
-        table.add_row(label, claim)
-    return table
+LABEL_WIDTH = 10
+
+
+class GateLines:
+    """Label column and claim column: claims wrap under themselves, not under the labels.
+    Drawn by hand rather than as a Rich table grid: the gate is rendered again whenever its
+    numbers change while typing, and a table measures every cell first."""
+
+    def __init__(self, rows: list[tuple[str, Text]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console, options):
+        width = max(1, options.max_width - LABEL_WIDTH - 1)
+        blank = Segment(" " * (LABEL_WIDTH + 1))
+        label_style = console.get_style("bold")
+        for label, claim in self.rows:
+            for i, line in enumerate(claim.wrap(console, width) or [Text()]):
+                if i == 0:
+                    yield Segment(f"{label[:LABEL_WIDTH]:<{LABEL_WIDTH}} ", label_style)
+                else:
+                    yield blank
+                # Text.render leaves out the text's own base style (a note's dim)
+                yield from Segment.apply_style(line.render(console), console.get_style(line.style) if line.style else None)
+                yield Segment.line()
+
+
+def gate_table(rows: list[tuple[str, Text]]) -> GateLines:
+    return GateLines(rows)
 
 
 def gate_plain(answer) -> str:
@@ -115,7 +135,7 @@ class GatePane(Pane):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="gate-scroll"):
-            yield Static(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
+            yield LineView(Text("ask a question to see the floor arithmetic", style="dim"), id="gate-text")
 
     def signature(self, answer) -> object:
         kw = answer.keyword
@@ -123,4 +143,4 @@ class GatePane(Pane):
                 len(answer.text), answer.indexed.agents)
 
     def show_answer(self, answer) -> None:
-        self.query_one("#gate-text", Static).update(gate_table(gate_rows(answer)))
+        self.query_one("#gate-text", LineView).update(gate_table(gate_rows(answer)))

@@ -14,14 +14,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Static
 
 from .clean import name_line, one_line
+from .line_table import Column, LineTable
+from .line_view import LineView
 from .pane import Pane
 
-# Rows of the keyword table: the files a person compares by eye. Every row is measured when
-# the table is refilled (each keystroke that changes the ranking), so more rows cost
-# repaint time on a large fleet for rows nobody scrolls to; the CLI lists them all.
+# Rows of the keyword table: the files a person compares by eye (the CLI lists them all).
 KEYWORD_ROWS = 20
 
 
@@ -75,7 +74,7 @@ def _file_cell(hit) -> Text:
 
 
 class KeywordPane(Pane):
-    """DataTable of the keyword ranking plus the per-term arithmetic of the highlighted row."""
+    """Table of the keyword ranking plus the per-term arithmetic of the highlighted row."""
 
     NAME, TITLE, FOCUS, GRID_SLOT = "keywords", "Keywords", "#keyword-table", 0
     HELP = "the keyword ranking and its arithmetic"
@@ -111,30 +110,21 @@ class KeywordPane(Pane):
         if hit == self._terms_of:
             return
         self._terms_of = hit
-        self.query_one("#keyword-terms", Static).update(terms_view(hit))
+        self.query_one("#keyword-terms", LineView).update(terms_view(hit))
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="keyword-table", cursor_type="row", zebra_stripes=False)
-        table.add_column("#", key="rank", width=2)
-        table.add_column("score", key="score", width=6)
-        table.add_column("file and matched words", key="file")
-        yield table
-        yield Static(Text("the arithmetic of the highlighted file shows here", style="dim"), id="keyword-terms")
+        yield LineTable([Column("#", 2), Column("score", 6), Column("file and matched words")], row_height=2,
+                        id="keyword-table")
+        yield LineView(Text("the arithmetic of the highlighted file shows here", style="dim"), id="keyword-terms")
 
     def show_answer(self, answer) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        self._hits = {}
-        for i, hit in enumerate(answer.keyword[:KEYWORD_ROWS], start=1):
-            self._hits[hit.id] = hit
-            table.add_row(
-                Text(str(i), style="dim"),
-                Text(f"{hit.score:6.2f}", style="bold"),
-                _file_cell(hit),
-                key=hit.id,
-                height=2,
-            )
-        terms = self.query_one("#keyword-terms", Static)
+        hits = answer.keyword[:KEYWORD_ROWS]
+        self._hits = {hit.id: hit for hit in hits}
+        self.query_one(LineTable).set_rows([
+            (hit.id, (Text(str(i), style="dim"), Text(f"{hit.score:6.2f}", style="bold"), _file_cell(hit)))
+            for i, hit in enumerate(hits, start=1)
+        ])
+        terms = self.query_one("#keyword-terms", LineView)
         if answer.keyword:
             self._show_terms(answer.keyword[0])
             return
@@ -152,14 +142,14 @@ class KeywordPane(Pane):
     def signature(self, answer) -> object:
         return tuple(answer.keyword[:KEYWORD_ROWS]), tuple(answer.terms)
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        hit = self._hits.get(event.row_key.value) if event.row_key else None
+    def on_line_table_row_highlighted(self, event: LineTable.RowHighlighted) -> None:
+        hit = self._hits.get(event.key)
         if hit is not None:
             self._show_terms(hit)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_line_table_row_selected(self, event: LineTable.RowSelected) -> None:
         event.stop()
-        hit = self._hits.get(event.row_key.value) if event.row_key else None
+        hit = self._hits.get(event.key)
         if hit is not None:
             self.post_message(self.Open(hit.base, hit.path))
 

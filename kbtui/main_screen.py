@@ -205,6 +205,7 @@ class MainScreen(Screen):
         """Ask `question` as soon as the running ask (if any) returns."""
         self._qid += 1
         self._wanted = _Wanted(self._qid, question, submitted)
+        self.app.idle_gc.activity()
         self._kick()
 
     def reask(self) -> None:

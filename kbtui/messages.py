@@ -45,6 +45,12 @@ class FleetLoaded(Message):
 
 
 @dataclass
+class RoomSettled(Message):
+    """What the room keeps for its life is built (the text leg held in memory) and moved out
+    of the cycle collector's sight."""
+
+
+@dataclass
 class FleetChanged(Message):
     """Notes changed on disk and were re-indexed."""
 

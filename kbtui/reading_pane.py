@@ -16,16 +16,15 @@ from engine.sentences import (
     SUGGEST_LEAD,
 )
 from rich.console import Group
-from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
 
 from .clamp import Clamp
 from .clean import name_line, one_line
+from .line_list import LineList
+from .line_view import LineView
 from .pane import Pane
 
 
@@ -54,7 +53,7 @@ def result_prompt(r, top_fused: int | None = None) -> Group:
     body.append(one_line(r.why), style="italic")
     if excerpt:
         body.append("  " + one_line(excerpt), style="dim")
-    return Group(head, Padding(Clamp(body, EXCERPT_LINES), (0, 0, 0, 3)))
+    return Group(head, Clamp(body, EXCERPT_LINES, indent=3))
 
 
 def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
@@ -113,13 +112,13 @@ class ReadingPane(Pane):
         self._ids: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(id="suggestions", classes="-hidden")
-        yield OptionList(id="reading-list")
+        yield LineView(id="suggestions", classes="-hidden")
+        yield LineList(id="reading-list")
 
     def show_answer(self, answer) -> None:
         from engine.coverage import coverage_line  # the one wording, shared with kb and kb boot
 
-        sug = self.query_one("#suggestions", Static)
+        sug = self.query_one("#suggestions", LineView)
         line = coverage_line(answer.agent)
         head = Text()
         if line:
@@ -148,29 +147,26 @@ class ReadingPane(Pane):
 
     def clear(self) -> None:
         self.border_title = self.TITLE
-        self.query_one("#suggestions", Static).add_class("-hidden")
+        self.query_one("#suggestions", LineView).add_class("-hidden")
         self._ids = []
-        self.query_one(OptionList).clear_options()
+        self.query_one(LineList).clear()
 
     def show_results(self, results) -> None:
-        ol = self.query_one(OptionList)
-        highlighted = ol.highlighted
-        ol.clear_options()
+        rows = self.query_one(LineList)
         self._ids = [(r.base, r.path) for r in results]
         if results:
             top_fused = results[0].fusion.get("fusedScore") if results[0].fusion else None
-            ol.add_options([Option(result_prompt(r, top_fused), id=r.id) for r in results])
-            ol.highlighted = 0 if highlighted is None else min(highlighted, len(results) - 1)
+            rows.set_items([result_prompt(r, top_fused) for r in results], highlighted=rows.highlighted or 0)
         else:
-            ol.add_option(Option(Text("no file holds these words", style="dim"), disabled=True))
+            rows.set_items([Text("no file holds these words", style="dim")], disabled=True)
 
     def action_why(self) -> None:
-        i = self.query_one(OptionList).highlighted
+        i = self.query_one(LineList).highlighted
         if i is not None and 0 <= i < len(self._ids):
             self.post_message(self.Why(i))
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    def on_line_list_selected(self, event: LineList.Selected) -> None:
         event.stop()
-        i = event.option_index
+        i = event.index
         if 0 <= i < len(self._ids):
             self.post_message(self.Open(*self._ids[i]))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Static
 
 from .clean import one_line
+from .line_table import AUTO, Column, LineTable
+from .line_view import LineView
 from .pane import Pane
 
 
@@ -55,13 +56,9 @@ class SpeciesPane(Pane):
     """
 
     def compose(self) -> ComposeResult:
-        table = DataTable(id="species-table", cursor_type="row")
-        table.add_column(" ", key="mark", width=1)
-        table.add_column("agent", key="agent")
-        for col in ("memory", "skills", "tools", "fold"):
-            table.add_column(col, key=col, width=6)
-        yield table
-        yield Static(id="species-caption")
+        numbers = [Column(name, 6, "right") for name in ("memory", "skills", "tools", "fold")]
+        yield LineTable([Column(" ", 1), Column("agent", AUTO), *numbers], id="species-table")
+        yield LineView(id="species-caption")
 
     def signature(self, answer) -> object:
         a = answer.agent
@@ -69,19 +66,19 @@ class SpeciesPane(Pane):
 
     def show_answer(self, answer) -> None:
         roster = self.app.roster
-        table = self.query_one(DataTable)
-        table.clear()
         totals = {t.agent: t for t in answer.agent.totals}
         owner = answer.agent.name if answer.gate.served else None
         ordered = [t.agent for t in answer.agent.totals] + [a for a in roster if a not in totals]
+        rows = []
         for name in ordered:
             t = totals.get(name)
             mark = Text("▸", style="bold") if name == owner else Text(" ")
             label = Text(one_line(name), style="bold" if name == owner else "")
             if t is None:
-                table.add_row(mark, label, _cell(0), _cell(0), _cell(0), _cell(0), key=name)
+                rows.append((name, (mark, label, _cell(0), _cell(0), _cell(0), _cell(0))))
             else:
                 fold = _cell(t.score)
                 fold.stylize("bold")
-                table.add_row(mark, label, _cell(t.memory), _cell(t.skills), _cell(t.tools), fold, key=name)
-        self.query_one("#species-caption", Static).update(fold_caption(answer))
+                rows.append((name, (mark, label, _cell(t.memory), _cell(t.skills), _cell(t.tools), fold)))
+        self.query_one(LineTable).set_rows(rows)
+        self.query_one("#species-caption", LineView).update(fold_caption(answer))

@@ -82,7 +82,7 @@ class VerdictBar(Static):
         self.set_class(answer.verdict == "nothing", "-nothing")
         text = verdict_text(answer, show_timing=show_timing)
         if text.plain != self.content_plain():  # the same line again is not repainted
-            self.update(text)
+            self.update(text, layout=False)  # one line high whatever it says: a repaint
 
     def content_plain(self) -> str:
         content = self.content

@@ -1,0 +1,66 @@
+"""The cycle collector's full passes, moved to when nobody is waiting for a frame.
+
+A full pass walks every container the process holds. The room holds a great many for its
+whole life (its widgets and styles, the index, the text leg in memory): at 60,000 chunks a
+pass took 80-150 ms on a loaded machine, and Python starts one every dozen keystrokes or
+so, each a dropped frame while typing. So once the room has settled:
+
+- what is alive then is frozen (`gc.freeze`): passes no longer walk it;
+- automatic full passes are put off (the third threshold raised), and a full pass runs
+  instead after a second without a keystroke, when one would have been due.
+
+The young generations are collected as before, during typing: they are small. On unmount
+the freeze and the threshold are undone, so a process that runs many rooms (the tests)
+reclaims each one. The engine lifts and redoes the freeze itself when it rebuilds a large
+snapshot, which is compatible with this.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+IDLE_S = 1.0  # no keystroke for this long: a pass cannot delay a frame anyone waits for
+CHECK_EVERY_S = 0.5
+PUT_OFF = 1_000_000  # the third threshold while the room runs: passes only when idle
+
+
+class IdleCollector:
+    def __init__(self, app) -> None:
+        self.app = app
+        self._last_activity = time.monotonic()
+        self._threshold: tuple[int, int, int] | None = None  # as found, while put off
+        self._timer = None
+        self.passes = 0  # full passes run while idle
+
+    @property
+    def running(self) -> bool:
+        return self._threshold is not None
+
+    def start(self) -> None:
+        if self.running:
+            return
+        gc.freeze()
+        self._threshold = gc.get_threshold()
+        gc.set_threshold(self._threshold[0], self._threshold[1], PUT_OFF)
+        self._timer = self.app.set_interval(CHECK_EVERY_S, self._maybe_collect, name="idle gc")
+
+    def activity(self) -> None:
+        """A keystroke: the next full pass waits until the person pauses."""
+        self._last_activity = time.monotonic()
+
+    def _maybe_collect(self) -> None:
+        if self._threshold is None or time.monotonic() - self._last_activity < IDLE_S:
+            return
+        if gc.get_count()[2] >= self._threshold[2]:  # a pass Python would have run by now
+            gc.collect()
+            self.passes += 1
+
+    def stop(self) -> None:
+        if self._threshold is None:
+            return
+        if self._timer is not None:
+            self._timer.stop()
+        gc.set_threshold(*self._threshold)
+        self._threshold = None
+        gc.unfreeze()
