@@ -29,9 +29,17 @@ FTS5_AVERAGES_ID = 1
 # at 7,000 chunks) and the shortcut would mostly fall back.
 SHORTCUT_ABOVE_CHUNKS = 10_000
 SHORTCUT_CHUNKS = 200
-# bm25()'s k1 and the floor fts5Bm25Function puts under a term's idf (fts5_aux.c).
+# bm25()'s k1 and b, and the floor fts5Bm25Function puts under a term's idf (fts5_aux.c):
+# the one place they are written; the resident leg (engine/resident.py) scores with these too.
 BM25_K1 = 1.2
+BM25_B = 0.75
 BM25_IDF_FLOOR = 1e-6
+
+
+def bm25_idf(n_rows: int, n_hit: int) -> float:
+    """FTS5's idf for a term in `n_hit` of `n_rows` rows, floored as fts5Bm25Function floors it."""
+    idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
+    return BM25_IDF_FLOOR if idf <= 0.0 else idf
 
 
 def bm25_ceiling(n_rows: int, hits: list[int]) -> float:
@@ -41,8 +49,7 @@ def bm25_ceiling(n_rows: int, hits: list[int]) -> float:
     FTS5's own arithmetic can never put a row above it."""
     total = 0.0
     for n_hit in hits:
-        idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-        total += (BM25_IDF_FLOOR if idf <= 0.0 else idf) * (BM25_K1 + 1)
+        total += bm25_idf(n_rows, n_hit) * (BM25_K1 + 1)
     return total * (1 + 1e-9) + 1e-12
 
 

@@ -15,13 +15,13 @@ Where the integers come from, so a change of tokenizer flows through untouched:
 A question term the tokenizer does not keep as exactly one token of itself (it would be a
 phrase, or nothing) is answered by FTS5 itself: the leg never guesses.
 
-numpy is imported where it is used: `engine.memory` imports this module, and a one-shot
-`kb route` never builds a resident leg, so it must not pay numpy's import.
+numpy is imported where it is used: a one-shot `kb route` never builds a resident leg (and
+no longer imports this module: engine.memory imports it when a process holds the text in
+memory), and a process that does pays numpy's import only when the leg is built.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import threading
@@ -29,14 +29,13 @@ from dataclasses import dataclass
 
 from .stemming import stem_question
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
-from .fts5search import PRUNE_DF_FRACTION, averages, varint
+from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
 
-# FTS5's bm25() constants (fts5_aux.c) and its floor for a term in more than half the rows.
-K1 = 1.2
-B = 0.75
-IDF_FLOOR = 1e-6
+# FTS5's bm25() constants (fts5_aux.c), written once in engine/fts5search.py.
+K1 = BM25_K1
+B = BM25_B
 # Short postings kept as Python (rowid, weight) pairs, ~100 bytes each: past this many the
 # memory starts over (~20 MB). The numpy weights need no cap: 8 bytes a posting at most, half
 # of what the postings themselves hold.
@@ -48,10 +47,7 @@ _PLAIN_UNICODE61 = re.compile(r"'unicode61(?:\s+remove_diacritics\s+[012])?'")
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 
 
-def _idf(n_rows: int, n_hit: int) -> float:
-    """FTS5's idf for a term in `n_hit` of `n_rows` rows, floored as fts5Bm25Function floors it."""
-    idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-    return IDF_FLOOR if idf <= 0.0 else idf
+_idf = bm25_idf  # FTS5's floored idf, the one the ceiling over many bases uses too
 
 
 def _varints(blob: bytes) -> list[int]:
