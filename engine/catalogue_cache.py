@@ -42,12 +42,10 @@ import json
 import marshal
 import os
 import re
-import stat
 import sys
 import threading
 import time
 import weakref
-import zlib
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
@@ -58,6 +56,7 @@ from . import catalogue as catalogue_module
 from . import normalize as normalize_module
 from . import stopwords as stopwords_module
 from .atomic import write_atomic
+from .sealedfile import read_sealed, seal
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
@@ -277,31 +276,11 @@ def _entry_row(e: Entry) -> tuple:
 def _load(index: TextIndex, key: tuple) -> Opening | None:
     """The cache when it is a sound cache of this key; None for anything else (absent, a
     link, not a regular file, truncated, damaged, another format, another index state)."""
+    # Everything in a cache comes from its index, so it is never larger than the index
+    # (about a tenth of it measured): a larger file is not ours, and is not read.
     path = cache_path(index)
+    payload = read_sealed(path, MAGIC, _index_bytes(key) + (1 << 20))
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        # Everything in a cache comes from its index, so it is never larger than the index
-        # (about a tenth of it measured): a larger file is not ours, and is not read.
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _index_bytes(key) + (1 << 20):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    head = len(MAGIC) + 4
-    if len(raw) < head or not raw.startswith(MAGIC):
-        return None
-    body = memoryview(raw)[head:]
-    if zlib.crc32(body) != int.from_bytes(raw[len(MAGIC):head], "big"):
-        return None  # truncated or damaged
-    try:
-        payload = marshal.loads(body)
         if type(payload) is not tuple or len(payload) != 12 or payload[0] != FORMAT or payload[1] != key:
             return None
         (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
@@ -413,12 +392,12 @@ def _store(index: TextIndex, op: Opening) -> None:
     if records is None or words is None:
         return
     entries = _ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
-    body = marshal.dumps((FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
-                          entries, words, op.unreachable, op.chunks, op.vocabulary))
+    payload = (FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
+               entries, words, op.unreachable, op.chunks, op.vocabulary)
     path = cache_path(index)
     try:
         refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
-        write_atomic(path, MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        write_atomic(path, seal(MAGIC, payload))
     except OSError:
         pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
 

@@ -32,14 +32,13 @@ cannot be written is not kept (the stale check walks, as it always did).
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 import time
-import zlib
 from pathlib import Path
 
 from .atomic import write_atomic
+from .sealedfile import read_sealed, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
 from .notefiles import LISTING_FAILED, list_notes
@@ -136,30 +135,7 @@ _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLO
 
 
 def _load(path: str) -> list | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    head = len(MAGIC) + 4
-    if len(raw) < head or not raw.startswith(MAGIC):
-        return None
-    body = memoryview(raw)[head:]
-    if zlib.crc32(body) != int.from_bytes(raw[len(MAGIC):head], "big"):
-        return None  # truncated or damaged
-    try:
-        payload = marshal.loads(body)
-    except (ValueError, EOFError, TypeError):
-        return None
+    payload = read_sealed(path, MAGIC, MAX_BYTES)
     if type(payload) is not tuple or len(payload) != 2 or payload[0] != FORMAT or type(payload[1]) is not tuple:
         return None
     for row in payload[1]:
@@ -170,11 +146,10 @@ def _load(path: str) -> list | None:
 
 
 def _store(root: str, path: str, folders: list) -> None:
-    body = marshal.dumps((FORMAT, tuple(folders)))
     try:
         if not os.path.isdir(os.path.join(root, ".kb")):
             return  # no index here yet: nothing is created beside the notes for a listing
         refuse_links(path, below=root)  # `.kb` or the listing itself a planted link
-        write_atomic(path, MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        write_atomic(path, seal(MAGIC, (FORMAT, tuple(folders))))
     except OSError:
         pass  # a read-only fleet, a full disk, a link: the next check walks, as before
