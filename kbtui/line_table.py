@@ -76,7 +76,7 @@ class LineTable(ScrollView, can_focus=True):
     ]
 
     @dataclass
-    class RowHighlighted(Message):
+    class _RowMessage(Message):
         table: "LineTable"
         cursor_row: int
         key: str
@@ -85,15 +85,11 @@ class LineTable(ScrollView, can_focus=True):
         def control(self) -> "LineTable":
             return self.table
 
-    @dataclass
-    class RowSelected(Message):
-        table: "LineTable"
-        cursor_row: int
-        key: str
+    class RowHighlighted(_RowMessage):
+        """The cursor moved to a row."""
 
-        @property
-        def control(self) -> "LineTable":
-            return self.table
+    class RowSelected(_RowMessage):
+        """A row was chosen (Enter, or a click)."""
 
     def __init__(self, columns: Sequence[Column], *, row_height: int = 1, **kw) -> None:
         super().__init__(**kw)

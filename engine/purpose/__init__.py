@@ -9,27 +9,18 @@ verdict stay the keyword ranking's. Pure stdlib, never imports textual.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from engine.lazynames import lazy_names
 
 # Off by default, like RERANK_DEFAULT_ON: turning it on would re-order every existing
 # reading list at once, and that flips on a measured receipt, not on a hope. Defined here,
 # not in weights.py, so Memory reads it on every question without importing the stage.
 PURPOSE_DEFAULT_ON = False
 
-_WHERE: dict[str, str] = {
-    **dict.fromkeys(('FusionError', 'FusionOptionError', 'FusionStampMismatch'), 'engine.purpose.errors'),
-    **dict.fromkeys(('Boost', 'Contribution', 'Fused', 'FusedRow', 'FusionOptions', 'PageStamp', 'PoolRow', 'order_pool', 'parse_options'), 'engine.purpose.stage'),
-    **dict.fromkeys(('DEFAULT_PURPOSE', 'PURPOSE_NAMES', 'PURPOSES', 'Purpose', 'Weights'), 'engine.purpose.weights'),
-}
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        module = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, {
+    'engine.purpose.errors': ('FusionError', 'FusionOptionError', 'FusionStampMismatch'),
+    'engine.purpose.stage': ('Boost', 'Contribution', 'Fused', 'FusedRow', 'FusionOptions', 'PageStamp', 'PoolRow', 'order_pool', 'parse_options'),
+    'engine.purpose.weights': ('DEFAULT_PURPOSE', 'PURPOSE_NAMES', 'PURPOSES', 'Purpose', 'Weights'),
+})
 
 
 __all__ = [

@@ -10,27 +10,18 @@ load inside the functions that need them, so `import engine` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from engine.lazynames import lazy_names
 
 # The precisions a model is stored at, and each one's file. Defined here, not in model.py,
 # so `kb route` builds its --rerank-precision choices without importing the stage.
 PRECISIONS = {"fp32": "model.onnx", "int8": "model_int8.onnx"}
 
-_WHERE: dict[str, str] = {
-    **dict.fromkeys(('RerankBudgetExceeded', 'RerankCallerError', 'RerankError', 'RerankStampMismatch', 'RerankUnavailable'), 'engine.rerank.errors'),
-    **dict.fromkeys(('RerankRequest',), 'engine.rerank.reading'),
-    **dict.fromkeys(('RERANK_DEFAULT_BUDGET_MS', 'RERANK_DEFAULT_ON', 'RERANK_DEFAULT_TOPK_CEILING', 'RERANK_DEFAULT_TOPK_FLOOR', 'RERANK_TEXT_CAP_TOKENS', 'RERANK_TIE_BAND', 'RerankParams', 'default_rerank_params'), 'engine.rerank.rule'),
-    **dict.fromkeys(('RerankOutcome', 'rerank_results', 'restamp', 'warm'), 'engine.rerank.stage'),
-}
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        module = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, {
+    'engine.rerank.errors': ('RerankBudgetExceeded', 'RerankCallerError', 'RerankError', 'RerankStampMismatch', 'RerankUnavailable'),
+    'engine.rerank.reading': ('RerankRequest',),
+    'engine.rerank.rule': ('RERANK_DEFAULT_BUDGET_MS', 'RERANK_DEFAULT_ON', 'RERANK_DEFAULT_TOPK_CEILING', 'RERANK_DEFAULT_TOPK_FLOOR', 'RERANK_TEXT_CAP_TOKENS', 'RERANK_TIE_BAND', 'RerankParams', 'default_rerank_params'),
+    'engine.rerank.stage': ('RerankOutcome', 'rerank_results', 'restamp', 'warm'),
+})
 
 
 __all__ = [
