@@ -109,6 +109,22 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class Reask:
+    """A question asked again for what `kb misses` reads of it, and nothing else: the
+    verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
+    each what `ask` would give. No owner, no reading list, no hit built."""
+
+    verdict: str
+    keyword: "KeywordHits"
+    text: tuple[TextHit, ...]  # the text leg's first `text_top` files, in the answer's order
+    suggestions: tuple[str, ...]
+
+    @property
+    def keyword_top(self) -> str | None:
+        return self.keyword.id_at(0) if self.keyword else None
+
+
+@dataclass(frozen=True)
 class Routed:
     """What the route step decided from the labels alone."""
 
@@ -117,7 +133,7 @@ class Routed:
     terms: tuple[str, ...]  # alias-expanded: what both scorers see
     keyword: tuple[KeywordHit, ...]
     verdict: str
-    agent: AgentChoice
+    agent: AgentChoice | None  # None when the caller asked for no owner (Memory.reask)
     started: float  # perf_counter() when the question arrived
     keyword_ms: float
 
@@ -330,6 +346,21 @@ class Memory:
             answer = self.rerank(answer, query.rerank)
         return answer
 
+    def reask(self, question: str, *, text_top: int) -> Reask:
+        """`ask(question, record_miss=False, top=0, classify=False)` cut to what the miss
+        review reads (engine/missreview.py): the same verdict, keyword ranking, suggestions
+        and first `text_top` text hits, without the owner's fold, the page or the Answer."""
+        fixed, _ = cut_question(repaired(question))
+        query = Query(fixed, record_miss=False, with_passages=False, top=0, classify=False)
+        routed = self._route(query, with_agent=False)
+        text = self._text_leg(list(routed.terms), fixed, routed.snap.openings, keep=text_top)
+        suggestions: tuple[str, ...] = ()
+        if routed.verdict == "nothing":  # not served: the refusal's "did you mean", as _answer
+            from .suggest import suggest
+
+            suggestions = tuple(suggest(list(routed.words), routed.snap.catalogue.keys_as_written()))
+        return Reask(routed.verdict, routed.keyword, tuple(text), suggestions)
+
     def _fusion_options(self, query: Query):
         """The purpose stage's checked options, or None when the stage is off."""
         if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
@@ -341,7 +372,7 @@ class Memory:
     def _base_roots(self) -> dict[str, Path]:
         return {b.name: b.root for b in self.fleet.bases}
 
-    def _route(self, query: Query) -> Routed:
+    def _route(self, query: Query, *, with_agent: bool = True) -> Routed:
         """Step one, the labels alone: the keyword ranking, the gate's verdict, the owner."""
         t0 = time.perf_counter()
         snap = self.snapshot()
@@ -350,8 +381,8 @@ class Memory:
         scored = snap.catalogue.score(segments)
         keyword_ms = (time.perf_counter() - t0) * 1000
         keyword = KeywordHits(scored)
-        agent = _choose_agent(scored)
-        if query.classify and self._classifier_named() and query.question.strip():
+        agent = _choose_agent(scored) if with_agent else None
+        if with_agent and query.classify and self._classifier_named() and query.question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
             agent = self._classified(query.question, keyword, agent)
         top_score = scored.score_at(0) if scored else 0.0
@@ -582,7 +613,9 @@ class Memory:
 
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
+    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None,
+                  keep: int = RANK_CANDIDATE_POOL) -> list[TextHit]:
+        """The text leg's files, best first, the first `keep` of the pool (a hit is built for those only)."""
         found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
             if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
@@ -603,7 +636,7 @@ class Memory:
             found.sort(key=lambda f: (f[0], f[1]))
             del found[RANK_CANDIDATE_POOL:]
         hits = []
-        for _, _, name, ms, k in found:
+        for _, _, name, ms, k in found[:keep]:
             m = ms[k]
             hits.append(TextHit(name, m.path, m.score, m.chunk))
         return hits

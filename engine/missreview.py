@@ -142,15 +142,15 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
     q = entry.question
-    # No classifier: which file nearly caught it is retrieval; a model call per entry would cost seconds.
-    # No page either (top=0): the review reads the two rankings, the verdict and the suggestions.
-    answer = memory.ask(q, record_miss=False, with_passages=False, top=0, classify=False)
+    # `near` is how many are shown; the proposal and the advice look at least as far as the default.
+    pool = max(near, NEAR_DEFAULT)
+    # Asked as `ask(q, record_miss=False, top=0, classify=False)` answers it, cut to what is read
+    # here: no classifier (a model call per entry would cost seconds), no owner, no page.
+    answer = memory.reask(q, text_top=pool)
     snap = memory.snapshot()
     n = snap.catalogue.n
     top_now = answer.keyword_top
 
-    # `near` is how many are shown; the proposal and the advice look at least as far as the default.
-    pool = max(near, NEAR_DEFAULT)
     files: list[NearFile] = []
     for rank, hit in enumerate(answer.text[:pool], start=1):
         files.append(_near(snap, hit.base, hit.path, rank))
