@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from . import collector
 from .aliases import Alias
 from .gate import verdict_for
 from .misses import MissEntry, load, misses_path
@@ -131,7 +132,7 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
     entries, problems = load(path)
     if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
         memory.hold_text_in_memory()
-    with memory.one_state():
+    with memory.one_state(), collector.paused():
         _review.texts = {}  # a file's words, read once per review (this thread's)
         try:
             reviews = tuple(review_one(memory, e, near=near) for e in entries)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import textwrap
 
+from .. import collector
 from ..check import check, summary
 from ..errors import KbError
 from ..fleet import discover
@@ -50,17 +51,19 @@ def cmd_misses(args) -> int:
     if args.near < 0:
         raise KbError(f"--near {args.near}: give a count of files, 0 or more")
     mem = Memory(args.paths)
-    try:
-        report = review_misses(mem, near=args.near)
-    except (OSError, UnicodeDecodeError) as e:
-        raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
-    for p in report.problems:
-        print(f"kb: {printable(p)}", file=sys.stderr)
-    if args.json:
-        print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
-    else:
-        snap = mem.snapshot()
-        print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
+    # The review and its rendering keep a row per entry: no collector pass walks them (engine/collector.py).
+    with collector.paused():
+        try:
+            report = review_misses(mem, near=args.near)
+        except (OSError, UnicodeDecodeError) as e:
+            raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
+        for p in report.problems:
+            print(f"kb: {printable(p)}", file=sys.stderr)
+        if args.json:
+            print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
+        else:
+            snap = mem.snapshot()
+            print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
     return 0
 
 

@@ -1,0 +1,29 @@
+"""The cycle collector paused while a long batch builds what it keeps.
+
+A full pass walks every live container. `kb misses` over a long log keeps a review per entry
+and fills the caches with the words of thousands of questions, tens of thousands of live
+containers, and Python starts a pass every few hundred allocations' worth of growth: about
+0.4 s of a 10,000-entry review went to passes that found nothing, because nothing the review
+builds is a cycle. Paused, the garbage it does make (none of it cyclic) is freed as before,
+by reference counting.
+"""
+
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector off inside; switched back on only by whoever switched it off, so a
+    pause inside another (or beside one in another thread) never ends the outer one."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
