@@ -590,6 +590,7 @@ class Memory:
         label = " ".join((top.title, top.purpose, *top.keys))
         if idx is None:
             return "hit" if coverage(q_terms, label, lambda ts: set()).enough else "guess"
+        idx = self._text_search(top.base, idx)  # the resident leg answers from its postings
         # The question's own snapshot: a second one would stat kb-aliases.txt again.
         rec = (snap or self.snapshot()).records.get(top.base, {}).get(top.path)
         if rec is None:

@@ -124,6 +124,7 @@ class ResidentText:
         # hit costs no lookup in the files table.
         self._rowid_list = self.rowids.tolist()
         self._paths = {fid: path for fid, path, _hash in self._files}
+        self._fid_of = {path: fid for fid, path, _hash in self._files}
         # Per term asked, its postings' part of bm25 that is not idf, (tf * (k1 + 1)) / (tf +
         # norm), made once: the same double operations FTS5 does, done the first time a
         # question sends the term rather than every time. A new dict with every new norm (the
@@ -231,6 +232,32 @@ class ResidentText:
         return Matches([path for _, path, _ in rows], [-bm25 for _, _, bm25 in rows],
                        lambda k: ChunkText(load=load, key=rows[k][0], load_many=load_many))
 
+    def terms_held(self, path: str, terms: list[str]) -> set[str]:
+        """As TextIndex.terms_held, from the postings: a term is held when one of its stems
+        (both languages, as that query sends) has a posting in one of the note's chunks. A
+        stem the tokenizer would not keep as itself is FTS5's to answer, as in `matches`.
+        `kb misses` asks this of thousands of questions' new words: no query each."""
+        import numpy as np
+
+        stems = {t: stem_question("", [t]) for t in terms}
+        self._learn_tokens([s for ss in stems.values() for s in ss])
+        if any(self._token_of[s] is None for ss in stems.values() for s in ss):
+            return self.index.terms_held(path, terms)
+        with self._lock:
+            postings, rowids, fid = self.postings, self.rowids, self._fid_of.get(path)
+        if fid is None:
+            return set()
+        # The note's chunks are one run of slots (rowids ascend, a note's are its id's high bits).
+        lo, hi = np.searchsorted(rowids, [fid << FILE_SHIFT, (fid + 1) << FILE_SHIFT]).tolist()
+        held = set()
+        for t, ss in stems.items():
+            for s in ss:
+                p = postings.get(s)
+                if p is not None and _any_between(p.slots, lo, hi):
+                    held.add(t)
+                    break
+        return held
+
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
         return self.search_stems(stem_question(question, terms), limit)
@@ -315,6 +342,12 @@ class _Pairs(dict):
             self.held = 0
         self[term] = pairs
         self.held += len(pairs)
+
+
+def _any_between(slots: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether the ascending `slots` hold one in [lo, hi)."""
+    k = int(slots.searchsorted(lo))
+    return k < len(slots) and int(slots[k]) < hi
 
 
 def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:

@@ -112,6 +112,10 @@ class TextSearch(Protocol):
         question, when given, says which language to stem them in (engine/stemming.py)."""
         ...
 
+    def terms_held(self, path: str, terms: list[str]) -> set[str]:
+        """Which of `terms` the note's indexed text holds (the coverage rule, engine/covered.py)."""
+        ...
+
 
 def from_rows(rows) -> list[TextMatch]:
     """TextIndex.search's (path, bm25, heading_path, text, line) rows as matches."""
@@ -126,3 +130,6 @@ class Fts5TextSearch:
 
     def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:
         return from_rows(self.index.search(terms, limit, question)[0])
+
+    def terms_held(self, path: str, terms: list[str]) -> set[str]:
+        return self.index.terms_held(path, terms)

@@ -45,9 +45,11 @@ def _fleet() -> Path:
     return root
 
 
-def _same(idx, leg, questions) -> None:
+def _same(idx, leg, questions, paths=()) -> None:
     for q in questions:
         terms = unique_terms(q)
+        for path in (*paths, "gone.md"):  # the coverage rule's question, asked of every note
+            assert leg.terms_held(path, terms) == idx.terms_held(path, terms), (q, path)
         for prune_above in (10_000, 0):  # 0: every term in more than a quarter of the chunks is pruned
             idx.prune_above = prune_above
             # Both ways of scoring: numpy arrays (0: every question) and plain Python (every question here).
@@ -73,7 +75,7 @@ def test_resident_ranks_as_fts5_after_any_edits(first, edits, questions):
         idx = mem.indexes["ana"]
         idx.update()
         leg = ResidentText(idx)
-        _same(idx, leg, questions)
+        _same(idx, leg, questions, [f"n{i}.md" for i in range(6)])
         for n, (kind, i, text) in enumerate(edits):
             target = notes / f"n{i}.md"
             if kind == "delete":
@@ -83,7 +85,7 @@ def test_resident_ranks_as_fts5_after_any_edits(first, edits, questions):
                 os.utime(target, ns=(n + 1, 10**9 * (n + 1)))  # a new stat, so the update reads it
             idx.update()
             leg.refresh()
-            _same(idx, leg, questions)
+            _same(idx, leg, questions, [f"n{i}.md" for i in range(6)])
             fresh = ResidentText(idx)  # built whole from FTS5 equals followed incrementally
             assert fresh.postings.keys() == leg.postings.keys()
             assert (fresh.rowids == leg.rowids).all() and (fresh.length == leg.length).all()
@@ -99,6 +101,8 @@ def test_a_term_fts5_reads_as_a_phrase_is_answered_by_fts5(tmp_path):
     assert leg.token_of("deploy") == "deploy"
     assert leg.token_of("a.b") is None  # two tokens to unicode61: a phrase
     assert leg.search(["a.b", "deploy"], 50) == idx.search(["a.b", "deploy"], 50)
+    path = idx.search(["deploy"], 1)[0][0][0]
+    assert leg.terms_held(path, ["a.b", "deploy"]) == idx.terms_held(path, ["a.b", "deploy"]) == {"deploy"}
 
 
 def test_equal_chunks_of_one_note_show_the_earlier_both_ways():
