@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -28,10 +29,10 @@ def write_atomic(
         st = path.stat()
     except OSError:
         st = None
-    if st is not None and (not st.st_mode & 0o222 or not os.access(path, os.W_OK)):
+    if st is not None:
         # A rename needs only the folder's permission: without this a note, an alias file or a
         # log its owner marked read-only (chmod a-w) was replaced, by root or by anyone.
-        raise PermissionError(errno.EACCES, "read-only (no write permission); kb does not replace it", str(path))
+        refuse_read_only(path, st, "replace")
     if mode is None:
         mode = st.st_mode & 0o7777 if st is not None else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
@@ -48,6 +49,50 @@ def write_atomic(
         except OSError:
             pass
         raise
+
+
+def refuse_read_only(path: Path, st: os.stat_result, verb: str) -> None:
+    """A file its owner marked read-only (chmod a-w) is not written, even by root."""
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, f"read-only (no write permission); kb does not {verb} it", str(path))
+
+
+def append_once(path: str | os.PathLike[str], data: bytes) -> None:
+    """Add `data` at the end of the existing regular file `path` in one write, fsynced,
+    without reading what is there (a log of any size costs the same to add to).
+
+    Not a rename: a crash leaves the old file, or the old file and a torn last line, which
+    the log's reader keeps as an unreadable line; what was there before is never touched.
+    The caller holds the file's lock. A last line without its newline (an editor's) gets one
+    first, so the added line stays a line of its own: the one byte before the end is read.
+    """
+    path = Path(path)
+    refuse_links(path)
+    flags = os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | os.O_RDWR)
+    except PermissionError:
+        fd = os.open(path, flags | os.O_WRONLY)  # writable, not readable: trust its last line
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        refuse_read_only(path, st, "append to")
+        if st.st_size and _last_byte(fd, st.st_size) not in (b"\n", None):
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _last_byte(fd: int, size: int) -> bytes | None:
+    try:
+        return os.pread(fd, 1, size - 1)
+    except OSError:  # opened write-only
+        return None
 
 
 # A name may be 255 bytes; the temporary name adds a dot, mkstemp's 8 characters and ".tmp".

@@ -10,6 +10,10 @@ atomically, so two processes recording at once lose no count. A question is one 
 it was capitalised or spaced (the first wording is kept), and the file is rewritten most asked
 first, so `cat` shows the worklist in order. A line the reader cannot parse is kept as it
 was, never dropped: the log is evidence that cannot be recomputed.
+
+A log of REWRITE_BELOW_BYTES or more is not read to record a miss (a route would pay for the
+log's size: 1.2 s for 36 MB): the miss is appended as an entry of its own, count 1, and the
+reader adds up the entries of one question. The next rewrite merges them.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import write_atomic
+from .atomic import append_once, write_atomic
 from .clean import log_line
 from .fleet import MISSES_FILE
 from .nofollow import open_lock, refuse_links
@@ -40,6 +44,11 @@ HEADER = (
 # one is a damaged line, kept as unreadable rather than raising on every later miss.
 _ENTRY = re.compile(r"^(\d{1,18})[ \t]+(\S+)[ \t]+(\S+)[ \t]+(.*\S)\s*$")
 _LOOKED = re.compile(r"^\s+looked like:\s?(.*)$")
+# The largest count a line holds (18 digits): a sum past it would make its line unreadable.
+MAX_COUNT = 10**18 - 1
+# At or above this size the log is appended to, not read and rewritten, to record a miss
+# (~700 entries): the route's cost stops growing with the log there.
+REWRITE_BELOW_BYTES = 64 * 1024
 
 
 @dataclass
@@ -90,7 +99,26 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
             continue
         owner = None
         stray.append((n, line))
-    return entries, stray
+    return _merged(entries), stray
+
+
+def _merged(entries: list[MissEntry]) -> list[MissEntry]:
+    """One entry per question: a repeat (an appended miss, a hand edit) adds its count to the
+    first, widens its dates, and brings what the base offered most recently (it is later)."""
+    first: dict[str, MissEntry] = {}
+    out = []
+    for e in entries:
+        key = question_key(e.question)
+        had = first.get(key)
+        if had is None:
+            first[key] = e
+            out.append(e)
+            continue
+        had.count = min(had.count + e.count, MAX_COUNT)
+        had.first_seen = min(had.first_seen, e.first_seen)
+        had.last_seen = max(had.last_seen, e.last_seen)
+        had.looked_like = e.looked_like
+    return out
 
 
 def by_priority(entries: list[MissEntry]) -> list[MissEntry]:
@@ -102,13 +130,16 @@ def by_priority(entries: list[MissEntry]) -> list[MissEntry]:
 
 def render_log(entries: list[MissEntry], stray: list[str] | tuple[str, ...] = ()) -> str:
     lines = [HEADER]
-    for e in by_priority(entries):
-        lines.append(f"{e.count}\t{e.first_seen}\t{e.last_seen}\t{e.question}\n")
-        lines.append(f"    looked like: {e.looked_like or '(nothing)'}\n")
+    lines += [entry_lines(e) for e in by_priority(entries)]
     if stray:
         lines.append("# Lines kb could not read as a miss, kept as they were:\n")
         lines.extend(s + "\n" for s in stray)
     return "".join(lines)
+
+
+def entry_lines(e: MissEntry) -> str:
+    """An entry as the log holds it: its line, then what the base offered back."""
+    return f"{e.count}\t{e.first_seen}\t{e.last_seen}\t{e.question}\n    looked like: {e.looked_like or '(nothing)'}\n"
 
 
 def load(path: Path) -> tuple[list[MissEntry], list[str]]:
@@ -158,21 +189,25 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
     ensure_ignored(path)
     lock_path = path.with_name("." + path.name + ".lock")
     # O_NOFOLLOW: a lock planted as a link would create its target (as root, /etc/nologin).
+    offered = ", ".join(looked_like)
     with os.fdopen(open_lock(lock_path), "a+") as lock:
         # Taken before the read: a merge over a stale read is the lost count the lock prevents.
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
+            if _size(path) >= REWRITE_BELOW_BYTES:  # stat'ed under the lock: another writer may have rewritten it
+                entry = entry_lines(MissEntry(1, today, today, q, offered))
+                append_once(path, entry.encode("utf-8", errors="surrogateescape"))
+                return
             try:
                 # Bytes that are not UTF-8 (a line typed in another encoding) are carried through
                 # as they were: read as replacement characters, they were lost at the next miss.
                 entries, stray = parse_lines(read_text(path, errors="surrogateescape"))
             except FileNotFoundError:
                 entries, stray = [], []
-            offered = ", ".join(looked_like)
             key = question_key(q)
             for e in entries:
                 if question_key(e.question) == key:
-                    e.count += 1
+                    e.count = min(e.count + 1, MAX_COUNT)
                     e.last_seen = today
                     e.looked_like = offered  # what today's base offers is what the reader needs
                     break
@@ -183,6 +218,13 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
             write_atomic(path, log, mode=0o600)
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def ensure_ignored(path: Path) -> None:

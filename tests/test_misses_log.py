@@ -19,7 +19,8 @@ import pytest
 from conftest import REPO, copy_demo, run_kb
 
 from engine import Memory
-from engine.misses import HEADER, load, misses_path, parse_lines, record, render_log
+from engine.misses import (HEADER, REWRITE_BELOW_BYTES, MissEntry, load, misses_path, parse_lines, record,
+                           render_log)
 
 MISSED = "how do I roll back"
 
@@ -169,8 +170,11 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_two_processes_recording_misses_at_once_lose_no_count(demo, tmp_path):
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_two_processes_recording_misses_at_once_lose_no_count(demo, tmp_path, size):
     Memory(demo).refresh()  # index once, so both writers start on the miss path itself
+    if size == "large":  # appended to, never rewritten: the reader adds the entries up
+        _large_log(demo / "kb-misses.txt")
     go = tmp_path / "go"
     rounds = 40
     script = WRITER.format(repo=str(REPO))
@@ -187,8 +191,77 @@ def test_two_processes_recording_misses_at_once_lose_no_count(demo, tmp_path):
     e = _entries(demo / "kb-misses.txt")
     assert e["shared miss zqxj"].count == 2 * rounds
     assert e["miss of a zqxj"].count == rounds and e["miss of b zqxj"].count == rounds
-    assert len(e) == 3
+    assert len(e) == (3 if size == "small" else 3 + FILLER)
     assert not list(demo.glob(".kb-misses.txt.*.tmp"))  # every temporary file was renamed
+
+
+# -- a large log is added to, not read ------------------------------------------------------
+
+FILLER = 3_000  # entries: well over REWRITE_BELOW_BYTES
+
+
+def _large_log(log: Path, *, extra: tuple[MissEntry, ...] = ()) -> bytes:
+    entries = [MissEntry(1 + i % 7, "2026-01-01", "2026-01-02", f"filler question number {i} qqzx") for i in range(FILLER)]
+    raw = render_log([*entries, *extra]).encode("utf-8")
+    assert len(raw) > 2 * REWRITE_BELOW_BYTES
+    log.write_bytes(raw)
+    return raw
+
+
+def _bytes_read() -> int:
+    """What this process has read through read(2) and its kin so far (Linux's own count)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="counts bytes read through /proc/self/io (Linux)")
+def test_a_miss_on_a_large_log_is_appended_without_reading_the_log(demo):
+    log = demo / "kb-misses.txt"
+    before = _large_log(log, extra=(MissEntry(4, "2026-01-01", "2026-02-01", MISSED, "rollback"),))
+    mem = Memory(demo)
+    mem.ask("quem decide se um deploy pode ir pra producao")  # the index opened and read: only the miss is left
+    read_at = _bytes_read()
+    a = mem.ask(MISSED.upper())
+    read = _bytes_read() - read_at
+    assert a.miss is not None and a.miss.recorded
+    assert read < len(before) // 4, f"recording one miss read {read:,} bytes of a {len(before):,}-byte log"
+    after = log.read_bytes()
+    assert after.startswith(before)  # nothing there was rewritten
+    assert after[len(before):].decode().startswith(f"1\t{a.miss.date}\t{a.miss.date}\t{MISSED.upper()}\n")
+    e = _entries(log)[MISSED]  # the reader adds the appended entry to the question's first
+    assert (e.count, e.first_seen, e.last_seen) == (5, "2026-01-01", a.miss.date)
+    assert e.looked_like == ", ".join(a.miss.looked_like)
+    assert len(_entries(log)) == FILLER + 1
+
+
+def test_an_appended_miss_starts_its_own_line_after_a_last_line_without_one(demo, tmp_path):
+    log = tmp_path / "kb-misses.txt"
+    raw = _large_log(log).rstrip(b"\n")  # an editor saved it without the final newline
+    log.write_bytes(raw)
+    record(log, MISSED, ["rollback"], "2026-03-03")
+    entries, problems = load(log)
+    assert problems == []
+    assert len(entries) == FILLER + 1 and entries[-1].looked_like == ""  # the last filler, intact
+    assert {e.question: e for e in entries}[MISSED].looked_like == "rollback"
+
+
+def test_the_reader_adds_up_the_entries_of_one_question(tmp_path):
+    text = (HEADER
+            + "3\t2026-01-05\t2026-01-09\tHow do I roll back\n    looked like: rollback\n"
+            + "1\t2026-01-02\t2026-01-02\tsomething else\n    looked like: (nothing)\n"
+            + "1\t2026-01-03\t2026-02-01\thow do  i roll back\n    looked like: rollback, revert\n")
+    entries, stray = parse_lines(text)
+    assert stray == []
+    assert [(e.question, e.count, e.first_seen, e.last_seen, e.looked_like) for e in entries] == [
+        ("How do I roll back", 4, "2026-01-03", "2026-02-01", "rollback, revert"),  # first wording kept
+        ("something else", 1, "2026-01-02", "2026-01-02", ""),
+    ]
+    log = tmp_path / "kb-misses.txt"
+    log.write_text(text, encoding="utf-8")
+    record(log, "something else", [], "2026-03-01")  # a small log: read, merged, rewritten
+    assert log.read_text(encoding="utf-8").count("roll back") == 1
 
 
 # -- where the log goes -------------------------------------------------------------------
