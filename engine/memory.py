@@ -114,6 +114,7 @@ class Reask:
     verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
     each what `ask` would give. No owner, no reading list, no hit built."""
 
+    question: str  # as read: repaired, and cut as a route cuts it (engine/question.py)
     verdict: str
     keyword: "KeywordHits"
     text: tuple[TextHit, ...]  # the text leg's first `text_top` files, in the answer's order
@@ -359,7 +360,7 @@ class Memory:
             from .suggest import suggest
 
             suggestions = tuple(suggest(list(routed.words), routed.snap.catalogue.keys_as_written()))
-        return Reask(routed.verdict, routed.keyword, tuple(text), suggestions)
+        return Reask(fixed, routed.verdict, routed.keyword, tuple(text), suggestions)
 
     def _fusion_options(self, query: Query):
         """The purpose stage's checked options, or None when the stage is off."""

@@ -148,6 +148,7 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     # Asked as `ask(q, record_miss=False, top=0, classify=False)` answers it, cut to what is read
     # here: no classifier (a model call per entry would cost seconds), no owner, no page.
     answer = memory.reask(q, text_top=pool)
+    q = answer.question  # what is proposed and proved is the part a route reads, never past it
     snap = memory.snapshot()
     n = snap.catalogue.n
     top_now = answer.keyword_top

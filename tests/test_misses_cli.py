@@ -8,8 +8,9 @@ import sys
 from conftest import run_kb
 
 from engine import Memory
-from engine.misses import HEADER, load
+from engine.misses import HEADER, MissEntry, load, render_log
 from engine.missreview import review_misses
+from engine.question import MAX_QUESTION_CHARS
 
 ROLL = "how do I roll back"
 DECISIONI = "come funziona il registro delle decisioni"
@@ -176,3 +177,16 @@ def test_near_limits_what_is_shown_not_what_the_proposal_looks_at(demo):
     assert "propose: roll back = rollback" in out and "a note is missing" not in out
     assert "which is not the same as meaning it" in out  # a proposal always carries its limit
     assert run_kb("misses", str(demo), "--near", "-1").stderr == "kb: --near -1: give a count of files, 0 or more\n"
+
+
+def test_a_question_longer_than_a_route_reads_is_reviewed_as_the_route_read_it(demo):
+    # A hand-edited (or hostile) log line of any length: the review re-asks, proposes and
+    # proves from the part a route reads (engine/question.py), never from words past it.
+    head = "how do i rollbak"
+    (demo / "kb-misses.txt").write_text(render_log([
+        MissEntry(1, "2026-11-02", "2026-11-02", head + " " + "zzqx " * 900 + "how much protein per meal"),
+        MissEntry(1, "2026-11-01", "2026-11-01", head)]), encoding="utf-8")
+    long, short = review_misses(Memory(demo)).reviews
+    assert len(long.entry.question) > MAX_QUESTION_CHARS  # shown as it was logged
+    assert long.proposal.line == short.proposal.line == "rollbak = rollback"
+    assert long.proposal.top_with_it == short.proposal.top_with_it == DEPLOY
