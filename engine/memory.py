@@ -617,17 +617,24 @@ class Memory:
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None,
                   keep: int = RANK_CANDIDATE_POOL) -> list[TextHit]:
-        """The text leg's files, best first, the first `keep` of the pool (a hit is built for those only)."""
+        """The text leg's files, best first: the first `keep` of the pool (kb misses reads 3).
+
+        Each base ranks its RANK_CANDIDATE_POOL best, whatever `keep` is, so the first `keep`
+        are the pool's own first `keep`, ties and all. A base's list is in the pool's order
+        already (score, then path: its ids share the base's prefix), so no file past its
+        `keep`-th can be among the first `keep`: only those are merged.
+        """
+        pool = min(keep, RANK_CANDIDATE_POOL)
         found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
-            if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
+            if ceiling is not None and len(found) == pool and ceiling < -found[-1][0]:
                 # No file of this base can score as high as the pool's last, and the bases
                 # left are ordered by that ceiling: none of them can place a file either.
                 break
             ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             # The resident leg's matches are columns: no match is built to be merged and dropped.
-            paths, scores = (ms.paths, ms.scores) if isinstance(ms, Matches) else (
-                [m.path for m in ms], [m.score for m in ms])
+            paths, scores = (ms.paths[:pool], ms.scores[:pool]) if isinstance(ms, Matches) else (
+                [m.path for m in ms[:pool]], [m.score for m in ms[:pool]])
             prefix = name + "/"
             found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
                          [ms] * len(paths), range(len(paths)))
@@ -636,9 +643,9 @@ class Memory:
             # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
             # after each base is the pool of all of them); a hit is made for the pool only.
             found.sort(key=lambda f: (f[0], f[1]))
-            del found[RANK_CANDIDATE_POOL:]
+            del found[pool:]
         hits = []
-        for _, _, name, ms, k in found[:keep]:
+        for _, _, name, ms, k in found:
             m = ms[k]
             hits.append(TextHit(name, m.path, m.score, m.chunk))
         return hits
