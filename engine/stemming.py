@@ -197,10 +197,9 @@ def stem_question(question: str, terms: list[str]) -> list[str]:
 @lru_cache(maxsize=4096)  # one question is stemmed once, not once per base it is asked of
 def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
     said = language_of(words(question))
-    out: dict[str, None] = {}
-    for t in terms:
-        for lang in (said,) if said else LANGUAGES:
-            # A content word whose stem is a stopword ("come" -> "com") is asked as the marked
-            # stem the notes hold (_kept, "com0"): never "com", which nearly every note holds.
-            out.setdefault(stem_words([t], lang)[0], None)
-    return tuple(out)
+    # Each term in each language, in that order; a content word whose stem is a stopword
+    # ("come" -> "com") is asked as the marked stem the notes hold (_kept, "com0"): never
+    # "com", which nearly every note holds. The caches read directly: `kb misses` stems
+    # thousands of distinct questions, each a miss of this function's own cache.
+    caches = [_stems_of(lang) for lang in ((said,) if said else LANGUAGES)]
+    return tuple(dict.fromkeys([stems[t] for t in terms for stems in caches]))
