@@ -260,7 +260,7 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word or ("joined", text) -> keys near it
+    near: dict = field(default_factory=dict, compare=False)  # word, ("joined", text) or ("span", words) -> keys near it
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
@@ -290,6 +290,19 @@ class _FileKeys:
             got = tuple(sorted(o for o, k in shared.items()
                                if 2.0 * k / (len(sj) + len(self.joined[o])) >= SUGGEST_MIN_DICE))
             self._keep(("joined", text), got)
+        return got
+
+    def near_span(self, span: tuple[str, ...], text: str) -> tuple[int, ...]:
+        """The keys that can reach the floor with `span` (its words run together: `text`):
+        near one of its words, or near it run together; ascending. Kept per span, as the
+        log's questions repeat their runs of words."""
+        got = self.near.get(("span", span))
+        if got is None:
+            orders = set(self.near_joined(text))
+            for w in span:
+                orders.update(self.near_word(w))
+            got = tuple(sorted(orders))
+            self._keep(("span", span), got)
         return got
 
     def _keep(self, what, keys: tuple[int, ...]) -> None:
@@ -329,25 +342,21 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     if not spans:
         return None
     span_text = ["".join(span) for span in spans]
-    span_joined = [trigrams(t) for t in span_text]
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
-        # Per key that can reach the floor, the spans that can reach it with it.
-        candidates: dict[int, set[int]] = {}
+        # Per key that can reach the floor, the spans that can reach it with it (in question order).
+        candidates: dict[int, list[int]] = {}
         for si, span in enumerate(spans):
-            for w in span:
-                for order in prepared.near_word(w):
-                    candidates.setdefault(order, set()).add(si)
-            for order in prepared.near_joined(span_text[si]):
-                candidates.setdefault(order, set()).add(si)
+            for order in prepared.near_span(span, span_text[si]):
+                candidates.setdefault(order, []).append(si)
         for order in sorted(candidates):  # in the file's key order, spans in question order, as the full scan went
             kt, kj = prepared.terms[order], prepared.joined[order]
             best_word: dict[str, float] = {}  # question word -> its best Dice against this key's words
-            for si in sorted(candidates[order]):
-                span, sj = spans[si], span_joined[si]
+            for si in candidates[order]:
+                span, sj = spans[si], trigrams(span_text[si])
                 if span == kt:
                     continue  # a word aliased to itself adds nothing
                 # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
