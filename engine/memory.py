@@ -115,6 +115,7 @@ class Reask:
     each what `ask` would give. No owner, no reading list, no hit built."""
 
     question: str  # as read: repaired, and cut as a route cuts it (engine/question.py)
+    words: tuple[str, ...]  # its normalised words (engine/normalize.terms)
     verdict: str
     keyword: "KeywordHits"
     text: tuple[TextHit, ...]  # the text leg's first `text_top` files, in the answer's order
@@ -360,7 +361,7 @@ class Memory:
             from .suggest import suggest
 
             suggestions = tuple(suggest(list(routed.words), routed.snap.catalogue.keys_as_written()))
-        return Reask(fixed, routed.verdict, routed.keyword, tuple(text), suggestions)
+        return Reask(fixed, routed.words, routed.verdict, routed.keyword, tuple(text), suggestions)
 
     def _fusion_options(self, query: Query):
         """The purpose stage's checked options, or None when the stage is off."""

@@ -189,7 +189,7 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     everything = keyword.matched_anywhere() if hasattr(keyword, "matched_anywhere") else {
         m for k in keyword for m in k.matched}
     matched = {t for m in everything for t in _terms_of(m)}
-    q_terms = terms(q)
+    q_terms = list(answer.words)  # terms(q), computed once by the re-ask
     proposal = _propose(memory, q, q_terms, matched, files, n)
     return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
 
