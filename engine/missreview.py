@@ -252,6 +252,7 @@ class _FileKeys:
     run together is spelled near it run together (`near_joined`). Those keys are found through
     the trigram index, once per distinct word (a long log says the same words thousands of
     times), and only they are measured: the proposal is the one every pair measured gives.
+    A run of words' best key is kept too (`best_for`): the log's questions repeat their runs.
     """
 
     terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
@@ -305,13 +306,38 @@ class _FileKeys:
             self._keep(("span", span), got)
         return got
 
-    def _keep(self, what, keys: tuple[int, ...]) -> None:
+    def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
+        """The key spelled most like `span` (its words run together: `text`), as (similarity,
+        key order): the highest similarity at or over the floor, the first key among equals,
+        a key that is the span itself passed over; None when none reaches the floor. Kept per
+        span: what a run of words is spelled like does not depend on the question it is in."""
+        got = self.near.get(("best", span), _UNKNOWN)
+        if got is _UNKNOWN:
+            got = None
+            sj = trigrams(text)
+            for order in self.near_span(span, text):
+                kt = self.terms[order]
+                if span == kt:
+                    continue  # a word aliased to itself adds nothing
+                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+                # or each question word against its best key word.
+                kj = self.joined[order]
+                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
+                each = sum([_best_word(w, kt) for w in span]) / len(span)
+                sim = max(joined, each)
+                if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
+                    got = (sim, order)
+            self._keep(("best", span), got)
+        return got
+
+    def _keep(self, what, keys) -> None:
         if len(self.near) >= NEAR_KEPT:
             self.near.clear()
         self.near[what] = keys
 
 
 NEAR_KEPT = 100_000  # words remembered per file's keys; past it the memory starts over
+_UNKNOWN = object()  # not yet measured (None is a measured "no key")
 
 
 @lru_cache(maxsize=4096)
@@ -347,28 +373,14 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
-        # Per key that can reach the floor, the spans that can reach it with it (in question order).
-        candidates: dict[int, list[int]] = {}
+        # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
+        # ranked by similarity, then span length, then key order; among equals the earliest span.
         for si, span in enumerate(spans):
-            for order in prepared.near_span(span, span_text[si]):
-                candidates.setdefault(order, []).append(si)
-        for order in sorted(candidates):  # in the file's key order, spans in question order, as the full scan went
-            kt, kj = prepared.terms[order], prepared.joined[order]
-            best_word: dict[str, float] = {}  # question word -> its best Dice against this key's words
-            for si in candidates[order]:
-                span, sj = spans[si], trigrams(span_text[si])
-                if span == kt:
-                    continue  # a word aliased to itself adds nothing
-                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
-                # or each question word against its best key word; trigrams already in hand.
-                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
-                for w in span:
-                    if w not in best_word:
-                        best_word[w] = _best_word(w, kt)
-                each = sum([best_word[w] for w in span]) / len(span)
-                sim = max(joined, each)
+            got = prepared.best_for(span, span_text[si])
+            if got is not None:
+                sim, order = got
                 rank = (sim, len(span), -order)
-                if sim >= SUGGEST_MIN_DICE and (best is None or rank > best[0]):
+                if best is None or rank > best[0]:
                     best = (rank, span, f.keys[order], f)
         if best is not None:
             break  # the nearest file with a key spelled like the question wins
