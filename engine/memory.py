@@ -636,6 +636,8 @@ class Memory:
             # The resident leg's matches are columns: no match is built to be merged and dropped.
             paths, scores = (ms.paths[:pool], ms.scores[:pool]) if isinstance(ms, Matches) else (
                 [m.path for m in ms[:pool]], [m.score for m in ms[:pool]])
+            if not paths:
+                continue
             prefix = name + "/"
             found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
                          [ms] * len(paths), range(len(paths)))

@@ -224,6 +224,8 @@ class ResidentText:
         """The TextSearch interface (engine/textsearch.py): higher is better. Each match's
         chunk text is read from the store only if something reads it (a shown row's passage)."""
         stems = stem_question(question, terms)
+        if self._holds_none(stems):
+            return []  # most bases, for most of a miss log's questions: nothing to rank
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
@@ -257,6 +259,13 @@ class ResidentText:
                     held.add(t)
                     break
         return held
+
+    def _holds_none(self, stems: list[str]) -> bool:
+        """Every stem is a token the tokenizer keeps as itself and none is in this base: no
+        chunk can match (a stem FTS5 would read as a phrase is left to `_ranked`)."""
+        self._learn_tokens(stems)
+        token_of, postings = self._token_of, self.postings
+        return all(token_of[t] is not None and t not in postings for t in stems)
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
