@@ -19,17 +19,11 @@ from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get
 from .notefiles import (
-    LISTING_FAILED, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
+    LISTING_FAILED, RACY_NS, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
 )
 from .notes import Note, is_map_file, parse_note
 from .notestore import ChunkRows, chunk_rows, delete_note, insert_note
 from .readahead import ReadAhead
-
-
-# A stat vouches for a note only if the note is older than this before the last update began:
-# on a coarse clock (FAT keeps 2 s, many kernels a few ms) an edit that keeps the size can keep
-# the mtime too, and would otherwise never be read. Younger notes are hashed again (cheap).
-RACY_NS = 2_000_000_000
 
 
 @dataclass
