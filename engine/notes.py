@@ -270,6 +270,10 @@ def _headings(lines: list[str], front: int) -> tuple[dict[int, tuple[int, str]],
     plain = -1  # the last line that was neither a fence, inside one, a heading nor an underline
     for i in range(front, len(lines)):
         line = lines[i]
+        first = line[:1]
+        if first and first not in "#=-`~" and not first.isspace():
+            plain = i  # most lines: prose, which no fence, heading or underline starts with
+            continue
         if _is_fence(line):
             in_fence = not in_fence
             continue
