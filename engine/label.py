@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .stopwords import STOPWORDS
@@ -108,11 +109,19 @@ def searchable(key: str) -> bool:
     return len(kept) > 1 or kept[0] == " ".join(words(key))
 
 
+@lru_cache(maxsize=256)
+def _lines_and_layout(text: str) -> tuple[list[str], tuple[int, dict[int, tuple[int, str]], set[int]]]:
+    """A note's lines and the parser's layout of them: asked for several times per note (its
+    prose, its headings, for the fleet's statistics and for its proposal), made once."""
+    lines = text.splitlines()
+    return lines, layout(lines)
+
+
 def prose_lines(text: str) -> list[str]:
     """The note's prose: no code blocks, no headings (`#` or underlined), no tables, html or
     front matter (the parser's reading of where those are, engine/notes.layout)."""
-    out, in_fence, lines = [], False, text.splitlines()
-    front, heads, underlines = layout(lines)
+    out, in_fence = [], False
+    lines, (front, heads, underlines) = _lines_and_layout(text)
     for i in range(front, len(lines)):
         line = lines[i]
         if FENCE.match(line):
@@ -132,7 +141,7 @@ def _heading_name(raw: str) -> str:
 
 def headings(text: str) -> list[tuple[int, str]]:
     """The note's headings as the parser finds them (`#` and underlined), each (level, name)."""
-    return [(level, _heading_name(raw)) for level, raw in layout(text.splitlines())[1].values()]
+    return [(level, _heading_name(raw)) for level, raw in _lines_and_layout(text)[1][1].values()]
 
 
 _LOCAL_MD_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)", re.IGNORECASE)
