@@ -261,7 +261,7 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word, ("joined", text) or ("span", words) -> keys near it
+    near: dict = field(default_factory=dict, compare=False)  # word, ("joined", text), ("best", span) -> what was found
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
@@ -293,18 +293,13 @@ class _FileKeys:
             self._keep(("joined", text), got)
         return got
 
-    def near_span(self, span: tuple[str, ...], text: str) -> tuple[int, ...]:
+    def near_span(self, span: tuple[str, ...], text: str) -> list[int]:
         """The keys that can reach the floor with `span` (its words run together: `text`):
-        near one of its words, or near it run together; ascending. Kept per span, as the
-        log's questions repeat their runs of words."""
-        got = self.near.get(("span", span))
-        if got is None:
-            orders = set(self.near_joined(text))
-            for w in span:
-                orders.update(self.near_word(w))
-            got = tuple(sorted(orders))
-            self._keep(("span", span), got)
-        return got
+        near one of its words, or near it run together; ascending. Not kept: `best_for` is."""
+        orders = set(self.near_joined(text))
+        for w in span:
+            orders.update(self.near_word(w))
+        return sorted(orders)
 
     def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
