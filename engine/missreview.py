@@ -37,6 +37,10 @@ MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
 # one entry per CHUNKS_PER_MISS_FOR_RESIDENT chunks, the build would cost more than it saves.
 RESIDENT_FROM_MISSES = 1_000
 CHUNKS_PER_MISS_FOR_RESIDENT = 50
+# `kb misses` reviews this many entries, most asked first, unless told otherwise: a review
+# costs ~0.15 ms an entry, and a log appended to for years (or planted: 36 MB) is not a
+# reason to wait minutes for entries asked once. The rest are counted, and stay in the log.
+REVIEW_AT_MOST = 10_000
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,7 @@ class MissesReport:
     exists: bool
     reviews: tuple[MissReview, ...]
     problems: tuple[str, ...] = field(default_factory=tuple)  # "path:line: what" per unreadable line
+    not_reviewed: int = 0  # entries past the limit: the least asked, left in the log unread
 
     @property
     def total(self) -> int:
@@ -121,15 +126,20 @@ class MissesReport:
             "misses": self.total,
             "entries": [r.to_json() for r in self.reviews],
             "problems": list(self.problems),
+            **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
         }
 
 
-def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None) -> MissesReport:
+def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
+                  limit: int | None = None) -> MissesReport:
     """The log at `path` (default: where this fleet's misses are written), most asked first,
-    each question re-asked of today's index without being recorded. Raises OSError when the
-    log exists and cannot be read."""
+    each question re-asked of today's index without being recorded; the first `limit`
+    entries only, when given. Raises OSError when the log exists and cannot be read."""
     path = path or misses_path(memory.fleet.root)
     entries, problems = load(path)
+    not_reviewed = max(len(entries) - limit, 0) if limit is not None else 0
+    if not_reviewed:
+        entries = entries[:limit]
     if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
         memory.hold_text_in_memory()
     with memory.one_state(), collector.paused():
@@ -138,7 +148,8 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None)
             reviews = tuple(review_one(memory, e, near=near) for e in entries)
         finally:
             _review.texts = None
-    return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems))
+    return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
+                        not_reviewed=not_reviewed)
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:

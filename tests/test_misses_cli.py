@@ -190,3 +190,22 @@ def test_a_question_longer_than_a_route_reads_is_reviewed_as_the_route_read_it(d
     assert len(long.entry.question) > MAX_QUESTION_CHARS  # shown as it was logged
     assert long.proposal.line == short.proposal.line == "rollbak = rollback"
     assert long.proposal.top_with_it == short.proposal.top_with_it == DEPLOY
+
+
+def test_limit_reviews_the_most_asked_and_counts_the_rest(demo):
+    # A log appended to for years (or planted) is not reviewed whole unless asked: the most
+    # asked come first, the rest are counted and stay in the log.
+    (demo / "kb-misses.txt").write_text(render_log([
+        MissEntry(3, "2026-11-01", "2026-11-03", ROLL), MissEntry(2, "2026-11-01", "2026-11-02", CANARY),
+        MissEntry(1, "2026-11-01", "2026-11-01", NOWHERE)]), encoding="utf-8")
+    r = run_kb("misses", str(demo), "--limit", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert [e["question"] for e in got["entries"]] == [ROLL, CANARY] and got["not_reviewed"] == 1
+    text = run_kb("misses", str(demo), "--limit", "2").stdout
+    assert "1 less asked entry not reviewed (--limit 2; --limit 0 reviews every one)." in text
+    assert NOWHERE not in text
+    every = json.loads(run_kb("misses", str(demo), "--limit", "0", "--json").stdout)
+    assert every["questions"] == 3 and "not_reviewed" not in every
+    bad = run_kb("misses", str(demo), "--limit", "-1")
+    assert bad.returncode != 0 and "--limit -1" in bad.stderr

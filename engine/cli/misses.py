@@ -16,7 +16,7 @@ from ..errors import KbError
 from ..fleet import discover
 from ..memory import Memory
 from ..misses import misses_path
-from ..missreview import review_misses
+from ..missreview import REVIEW_AT_MOST, review_misses
 from ..render import json_line, printable
 from ..notefiles import list_notes
 
@@ -30,6 +30,8 @@ def add_misses(sub) -> None:
     )
     ms.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
     ms.add_argument("--near", type=int, default=3, metavar="N", help="files shown beside each question (default 3)")
+    ms.add_argument("--limit", type=int, default=REVIEW_AT_MOST, metavar="N",
+                    help=f"review the N most asked entries (default {REVIEW_AT_MOST:,}; 0: every one)")
     ms.add_argument("--json", action="store_true", help="one line of JSON")
     ms.set_defaults(func=cmd_misses)
 
@@ -50,11 +52,13 @@ def add_check(sub) -> None:
 def cmd_misses(args) -> int:
     if args.near < 0:
         raise KbError(f"--near {args.near}: give a count of files, 0 or more")
+    if args.limit < 0:
+        raise KbError(f"--limit {args.limit}: give a count of entries, or 0 for every one")
     mem = Memory(args.paths)
     # The review and its rendering keep a row per entry: no collector pass walks them (engine/collector.py).
     with collector.paused():
         try:
-            report = review_misses(mem, near=args.near)
+            report = review_misses(mem, near=args.near, limit=args.limit or None)
         except (OSError, UnicodeDecodeError) as e:
             raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
         for p in report.problems:
@@ -114,6 +118,10 @@ def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
         # hit and still be false, and only a reader can tell.
         lines += ["", "  a proposed line is spelled like the question, which is not the same as meaning it:",
                   "  write it to kb-aliases.txt only if it is true."]
+    if report.not_reviewed:
+        n = report.not_reviewed
+        lines += ["", f"  {n:,} less asked entr{'ies' if n != 1 else 'y'} not reviewed (--limit {len(report.reviews)}; "
+                  "--limit 0 reviews every one)."]
     lines += ["", "  kb misses writes nothing; delete an entry from kb-misses.txt once it is answered."]
     return "\n".join(lines)
 
