@@ -585,10 +585,12 @@ class Memory:
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
         found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
-            if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
-                # No file of this base can score as high as the pool's last, and the bases
-                # left are ordered by that ceiling: none of them can place a file either.
-                break
+            if ceiling is not None and len(found) >= RANK_CANDIDATE_POOL:
+                _keep_pool(found)
+                if ceiling < -found[-1][0]:
+                    # No file of this base can score as high as the pool's last, and the bases
+                    # left are ordered by that ceiling: none of them can place a file either.
+                    break
             ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             # The resident leg's matches are columns: no match is built to be merged and dropped.
             paths, scores = (ms.paths, ms.scores) if isinstance(ms, Matches) else (
@@ -596,16 +598,18 @@ class Memory:
             prefix = name + "/"
             found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
                          [ms] * len(paths), range(len(paths)))
-            # BM25 values from separate bases are compared as they are: each base's statistics
-            # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-            # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
-            # after each base is the pool of all of them); a hit is made for the pool only.
-            found.sort(key=lambda f: (f[0], f[1]))
-            del found[RANK_CANDIDATE_POOL:]
+        # BM25 values from separate bases are compared as they are: each base's statistics are
+        # their own, which is the price of an index per agent (docs/decisions.md, "Several
+        # bases, one text leg"). Ordered by score, then id (a total order, so the pool is the
+        # same whether it is cut after each base or once); a hit is made for the pool only.
+        _keep_pool(found)
         hits = []
         for _, _, name, ms, k in found:
-            m = ms[k]
-            hits.append(TextHit(name, m.path, m.score, m.chunk))
+            if isinstance(ms, Matches):  # its chunk handle, with no TextMatch made to be dropped
+                hits.append(TextHit(name, ms.paths[k], ms.scores[k], ms.chunk(k)))
+            else:
+                m = ms[k]
+                hits.append(TextHit(name, m.path, m.score, m.chunk))
         return hits
 
     def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
@@ -785,6 +789,14 @@ class KeywordHits(LazyList):
 
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"
+
+
+def _keep_pool(found: list) -> None:
+    """Cut the text leg's (-score, id, ...) rows to the pool, best first. An id is one base's
+    name and a path in it, unique, so the tuples order by score then id and never compare
+    what follows."""
+    found.sort()
+    del found[RANK_CANDIDATE_POOL:]
 
 
 def _ids(keyword) -> list[str]:

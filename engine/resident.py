@@ -226,10 +226,10 @@ class ResidentText:
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
-        rows = ranked[0]
+        rowids, paths, bm25s = ranked[0]
         load, load_many = self._chunk, self._chunks
-        return Matches([path for _, path, _ in rows], [-bm25 for _, _, bm25 in rows],
-                       lambda k: ChunkText(load=load, key=rows[k][0], load_many=load_many))
+        return Matches(paths, [-bm25 for bm25 in bm25s],
+                       lambda k: ChunkText(load=load, key=rowids[k], load_many=load_many))
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
@@ -240,9 +240,9 @@ class ResidentText:
         ranked = self._ranked(terms, limit)
         if ranked is None:
             return self.index.search_stems(terms, limit)
-        rows, sent = ranked
-        texts = self.index._guard(_texts, [r[0] for r in rows])
-        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in rows], sent
+        (rowids, paths, bm25s), sent = ranked
+        texts = self.index._guard(_texts, rowids)
+        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in zip(rowids, paths, bm25s)], sent
 
     def _chunk(self, rowid: int) -> tuple[str, str, int]:
         return self.index._guard(_texts, [rowid]).get(rowid, ("", "", 0))
@@ -251,33 +251,34 @@ class ResidentText:
         return self.index._guard(_texts, rowids)
 
     def _ranked(self, terms: list[str], limit: int):
-        """((best chunk's rowid, path, bm25) rows ordered as TextIndex.search, terms sent), or
+        """((best chunks' rowids, paths, bm25s) in TextIndex.search's order, terms sent), or
         None when FTS5 must answer (a term it would read as a phrase)."""
         if not terms:
-            return [], []
-        self._learn_tokens(terms)
-        if any(self._token_of[t] is None for t in terms):
+            return ([], [], []), []
+        token_of = self._token_of
+        if any(t not in token_of for t in terms):
+            self._learn_tokens(terms)
+        if any(token_of[t] is None for t in terms):
             return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
             weights, pairs, rowid_list = self._weights, self._pairs, self._rowid_list
         sent = self._sent(terms, postings, n_rows)
-        found = [postings[t] for t in sent if t in postings]
+        found = [len(postings[t].slots) for t in sent if t in postings]
         if not found:
-            return [], sent
-        if sum(len(p.slots) for p in found) <= self.small_postings:
+            return ([], [], []), sent
+        if sum(found) <= self.small_postings:
             best = _best_per_file_small(_scores_small(sent, postings, n_rows, norm, rowid_list, weights, pairs), limit)
         else:
             import numpy as np
 
             acc = self._scores(sent, postings, norm, n_rows, weights)
-            hit = np.flatnonzero(acc)
+            # A comparison then nonzero: np.flatnonzero on the float array itself is ~10x slower.
+            hit = np.flatnonzero(acc != 0.0)
             if hit.size == 0:
-                return [], sent
+                return ([], [], []), sent
             best = _best_per_file(rowids[hit], acc[hit], limit)
-        rows = [(rowid, paths[fid], score) for rowid, fid, score in best if fid in paths]
-        rows.sort(key=lambda r: (r[2], r[1]))  # ties in bm25 by path, as TextIndex.search
-        return rows, sent
+        return _by_path(best, paths), sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
         # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
@@ -339,9 +340,10 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
     return out
 
 
-def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
-    """(best chunk's rowid, file id, bm25) of the `limit` best files, as fts5search.best_files_exact:
-    a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
+def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> tuple[list[int], list[int], list[float]]:
+    """(best chunks' rowids, file ids, bm25s) of the `limit` best files, as
+    fts5search.best_files_exact: a file at its best chunk (the first by rowid among equal
+    bests), files by bm25 then id.
 
     `rowids` ascend, and a file's rowids are one run (its id is their high bits), so each
     file's best is a reduction over its run and nothing is sorted but the files' bests; only
@@ -356,18 +358,45 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tupl
     # score: the exact negation.
     bm25 = -best
     if len(bm25) > limit:
+        if limit <= 0:
+            return [], [], []
         # Only what can reach the first `limit` is sorted: everything at or better than the
         # limit-th best bm25 (ties at the cut included, then cut after the stable sort).
-        cut = np.partition(bm25, limit - 1)[limit - 1] if limit > 0 else -np.inf
+        cut = np.partition(bm25, limit - 1)[limit - 1]
         keep = np.flatnonzero(bm25 <= cut)
         ranked = keep[np.argsort(bm25[keep], kind="stable")][:limit]
     else:
         ranked = np.argsort(bm25, kind="stable")
-    # A file's chunk: the first in its run whose score is its best (the lowest rowid among equals).
-    at_best = np.flatnonzero(acc == np.repeat(best, np.diff(np.append(starts, len(fids)))))
-    run = fids[at_best]
-    first = at_best[np.concatenate(([True], run[1:] != run[:-1]))]  # one per file, in file order
-    return list(zip(rowids[first[ranked]].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()))
+    first = _first_at_best(acc, starts, ranked, best)
+    return rowids[first].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()
+
+
+def _first_at_best(acc: np.ndarray, starts: np.ndarray, ranked: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """For each ranked file, the position of the first chunk in its run scoring its best (the
+    lowest rowid among equals). Only the ranked files' runs are read: a few hundred values,
+    not every chunk that matched."""
+    import numpy as np
+
+    run_start = starts[ranked]
+    lens = np.append(starts, len(acc))[ranked + 1] - run_start
+    offs = np.cumsum(lens) - lens  # where each ranked run begins among the gathered values
+    at = np.arange(int(offs[-1] + lens[-1])) + np.repeat(run_start - offs, lens)
+    pos = np.where(acc[at] == np.repeat(best[ranked], lens), at, len(acc))
+    return np.minimum.reduceat(pos, offs)
+
+
+def _by_path(best: tuple[list[int], list[int], list[float]], paths: dict[int, str]):
+    """(rowids, paths, bm25s) of files ranked by bm25 then id, ordered as TextIndex.search:
+    by bm25 then path. Only a tie in bm25 needs the sort."""
+    rowids, fids, bm25s = best
+    names = [paths.get(f) for f in fids]
+    if None in names:  # a file id the listing does not hold is no hit
+        keep = [k for k, name in enumerate(names) if name is not None]
+        rowids, names, bm25s = [rowids[k] for k in keep], [names[k] for k in keep], [bm25s[k] for k in keep]
+    if any(x == y for x, y in zip(bm25s, bm25s[1:])):
+        order = sorted(range(len(names)), key=lambda k: (bm25s[k], names[k]))
+        rowids, names, bm25s = [rowids[k] for k in order], [names[k] for k in order], [bm25s[k] for k in order]
+    return rowids, names, bm25s
 
 
 def _weight(term: str, p: _Postings, norm, weights: dict | None):
@@ -403,20 +432,20 @@ def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None =
     return acc
 
 
-def _best_per_file_small(acc: dict[int, float], limit: int) -> list[tuple[int, int, float]]:
+def _best_per_file_small(acc: dict[int, float], limit: int) -> tuple[list[int], list[int], list[float]]:
     """_best_per_file over rowid -> score in plain Python: a file at its best chunk (the lowest
     rowid among equal bests), the `limit` best files by bm25 then file id."""
     best: dict[int, tuple[float, int]] = {}
-    for rowid in sorted(acc):
-        score = acc[rowid]
+    get = best.get
+    for rowid, score in sorted(acc.items()):  # rowids are distinct: sorted by rowid alone
         if score == 0.0:
             continue  # as np.flatnonzero: a chunk that scored nothing is no match
         fid = rowid >> FILE_SHIFT
-        had = best.get(fid)
+        had = get(fid)
         if had is None or score > had[0]:
             best[fid] = (score, rowid)
     ranked = sorted(best, key=lambda f: (-best[f][0], f))[:limit]
-    return [(best[f][1], f, -best[f][0]) for f in ranked]
+    return [best[f][1] for f in ranked], ranked, [-best[f][0] for f in ranked]
 
 
 def _texts(con: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
