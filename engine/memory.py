@@ -54,6 +54,7 @@ from .rrf import rrf, rrf_top
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
+from .textpool import TextPool
 from .textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
 
 if TYPE_CHECKING:
@@ -583,34 +584,25 @@ class Memory:
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
-        found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
+        # BM25 values from separate bases are compared as they are: each base's statistics are
+        # their own, which is the price of an index per agent (docs/decisions.md, "Several
+        # bases, one text leg"). A hit is made for the pool only.
+        pool = TextPool(RANK_CANDIDATE_POOL)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
-            if ceiling is not None and len(found) >= RANK_CANDIDATE_POOL:
-                _keep_pool(found)
-                if ceiling < -found[-1][0]:
+            if ceiling is not None:
+                last = pool.last_if_full()
+                if last is not None and ceiling < last:
                     # No file of this base can score as high as the pool's last, and the bases
                     # left are ordered by that ceiling: none of them can place a file either.
                     break
             ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             # The resident leg's matches are columns: no match is built to be merged and dropped.
-            paths, scores = (ms.paths, ms.scores) if isinstance(ms, Matches) else (
-                [m.path for m in ms], [m.score for m in ms])
-            prefix = name + "/"
-            found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
-                         [ms] * len(paths), range(len(paths)))
-        # BM25 values from separate bases are compared as they are: each base's statistics are
-        # their own, which is the price of an index per agent (docs/decisions.md, "Several
-        # bases, one text leg"). Ordered by score, then id (a total order, so the pool is the
-        # same whether it is cut after each base or once); a hit is made for the pool only.
-        _keep_pool(found)
-        hits = []
-        for _, _, name, ms, k in found:
-            if isinstance(ms, Matches):  # its chunk handle, with no TextMatch made to be dropped
-                hits.append(TextHit(name, ms.paths[k], ms.scores[k], ms.chunk(k)))
+            if isinstance(ms, Matches):
+                pool.add(name, ms, ms.paths, ms.scores)
             else:
-                m = ms[k]
-                hits.append(TextHit(name, m.path, m.score, m.chunk))
-        return hits
+                pool.add(name, ms, [m.path for m in ms], [m.score for m in ms])
+        return [TextHit(name, path, score, ms.chunk(k) if isinstance(ms, Matches) else ms[k].chunk)
+                for name, ms, k, path, score in pool.rows()]
 
     def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
         """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
@@ -789,14 +781,6 @@ class KeywordHits(LazyList):
 
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"
-
-
-def _keep_pool(found: list) -> None:
-    """Cut the text leg's (-score, id, ...) rows to the pool, best first. An id is one base's
-    name and a path in it, unique, so the tuples order by score then id and never compare
-    what follows."""
-    found.sort()
-    del found[RANK_CANDIDATE_POOL:]
 
 
 def _ids(keyword) -> list[str]:

@@ -124,12 +124,14 @@ class ResidentText:
         # hit costs no lookup in the files table.
         self._rowid_list = self.rowids.tolist()
         self._paths = {fid: path for fid, path, _hash in self._files}
-        # Per term asked, its postings' part of bm25 that is not idf, (tf * (k1 + 1)) / (tf +
-        # norm), made once: the same double operations FTS5 does, done the first time a
-        # question sends the term rather than every time. A new dict with every new norm (the
-        # totals moved), so a question holds the weights of the postings it holds.
-        self._weights: dict[str, np.ndarray] = {}
-        self._pairs = _Pairs()  # the same, as (rowid, weight), for short postings
+        self._layout = _Layout.of(self.rowids, self._paths)
+        # Per term asked, its postings' part of bm25, idf * ((tf * (k1 + 1)) / (tf + norm)),
+        # made once: the same double operations FTS5 does, done the first time a question
+        # sends the term rather than every time. idf depends on the row count and the term's
+        # chunk count, norm on the totals: all fixed until the totals move, and then a new
+        # dict is made, so a question holds the parts of the postings it holds.
+        self._parts: dict[str, np.ndarray] = {}
+        self._pairs = _Pairs()  # the same, as (rowid, part), for short postings
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
@@ -262,23 +264,18 @@ class ResidentText:
             return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
-            weights, pairs, rowid_list = self._weights, self._pairs, self._rowid_list
+            parts, pairs, rowid_list, layout = self._parts, self._pairs, self._rowid_list, self._layout
         sent = self._sent(terms, postings, n_rows)
-        found = [len(postings[t].slots) for t in sent if t in postings]
+        found = [t for t in sent if t in postings]
         if not found:
             return ([], [], []), sent
-        if sum(found) <= self.small_postings:
-            best = _best_per_file_small(_scores_small(sent, postings, n_rows, norm, rowid_list, weights, pairs), limit)
-        else:
-            import numpy as np
-
-            acc = self._scores(sent, postings, norm, n_rows, weights)
-            # A comparison then nonzero: np.flatnonzero on the float array itself is ~10x slower.
-            hit = np.flatnonzero(acc != 0.0)
-            if hit.size == 0:
-                return ([], [], []), sent
-            best = _best_per_file(rowids[hit], acc[hit], limit)
-        return _by_path(best, paths), sent
+        if sum(len(postings[t].slots) for t in found) <= self.small_postings:
+            best = _best_per_file_small(_scores_small(found, postings, n_rows, norm, rowid_list, parts, pairs), limit)
+            return _by_path(best, paths), sent
+        hit, scores = self._scores(found, postings, norm, n_rows, parts)
+        if hit.size == 0:
+            return ([], [], []), sent
+        return layout.ranked(rowids, hit, scores, limit), sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
         # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
@@ -289,20 +286,23 @@ class ResidentText:
         return [t for t in terms if t not in postings or len(postings[t].slots) <= cutoff]
 
     @staticmethod
-    def _scores(sent, postings, norm, n_rows, weights: dict | None = None) -> np.ndarray:
-        """FTS5's bm25 with the sign turned: phrase by phrase, in the expression's order, the
-        same double operations as fts5Bm25Function, so the sums are the same to the bit:
-        idf * ((tf * (k1 + 1)) / (tf + norm)), the parenthesised part kept per term in `weights`."""
+    def _scores(found, postings, norm, n_rows, parts: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(slots that scored, their scores): FTS5's bm25 with the sign turned. Per chunk,
+        0.0 plus each term's part in the expression's order, the same double operations as
+        fts5Bm25Function, so the sums are the same to the bit. np.bincount adds its weights
+        one by one in the order given, each to its slot's sum, so the terms' postings end to
+        end, in the question's order, make exactly those sums, in one operation."""
         import numpy as np
 
-        acc = np.zeros(len(norm), dtype=np.float64)
-        for term in sent:
-            p = postings.get(term)
-            if p is None:
-                continue
-            idf = _idf(n_rows, len(p.slots))
-            acc[p.slots] += idf * _weight(term, p, norm, weights)
-        return acc
+        if len(found) == 1:  # one term: each chunk's score is 0.0 + its part, the part itself
+            p = postings[found[0]]
+            return p.slots, _part(found[0], p, norm, n_rows, parts)
+        acc = np.bincount(np.concatenate([postings[t].slots for t in found]),
+                          weights=np.concatenate([_part(t, postings[t], norm, n_rows, parts) for t in found]),
+                          minlength=len(norm))
+        # A comparison then nonzero: np.flatnonzero on the float array itself is ~10x slower.
+        hit = np.flatnonzero(acc != 0.0)
+        return hit, acc[hit]
 
 
 class _Pairs(dict):
@@ -340,26 +340,69 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
     return out
 
 
-def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> tuple[list[int], list[int], list[float]]:
-    """(best chunks' rowids, file ids, bm25s) of the `limit` best files, as
-    fts5search.best_files_exact: a file at its best chunk (the first by rowid among equal
-    bests), files by bm25 then id.
+@dataclass(frozen=True)
+class _Layout:
+    """Where each file's chunks sit among the slots, for ranking files at their best chunk:
+    a file's chunks have consecutive rowids (its id is their high bits), so they are one run
+    of slots. Files are numbered in slot order (so in file id order)."""
 
-    `rowids` ascend, and a file's rowids are one run (its id is their high bits), so each
+    file_of_slot: np.ndarray  # int64: the file number of each slot
+    fids: np.ndarray  # int64: each file number's file id
+    names: list  # each file number's path (None for a file id the listing does not hold)
+    path_rank: np.ndarray  # int64: each file number's place among the paths, for ties in bm25
+
+    @staticmethod
+    def of(rowids: np.ndarray, paths: dict[int, str]) -> _Layout:
+        import numpy as np
+
+        fid_of_slot = rowids >> FILE_SHIFT
+        new = np.concatenate(([True], fid_of_slot[1:] != fid_of_slot[:-1])) if len(rowids) else np.zeros(0, bool)
+        fids = fid_of_slot[new]
+        names = [paths.get(f) for f in fids.tolist()]
+        by_path = sorted(range(len(names)), key=lambda k: (names[k] is None, names[k] or ""))
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[by_path] = np.arange(len(names))
+        return _Layout(np.cumsum(new) - 1, fids, names, rank)
+
+    def ranked(self, rowids: np.ndarray, hit: np.ndarray, scores: np.ndarray, limit: int):
+        """(best chunks' rowids, paths, bm25s) of the `limit` best files among the scored
+        slots `hit` (ascending), ordered as TextIndex.search: cut by bm25 then file id, then
+        ordered by bm25 then path."""
+        import numpy as np
+
+        first, files, bm25 = _best_per_file(self.file_of_slot[hit], scores, limit)
+        order = np.lexsort((self.path_rank[files], bm25))
+        names = self.names
+        rowid_l, file_l, bm25_l = rowids[hit[first[order]]].tolist(), files[order].tolist(), bm25[order].tolist()
+        paths = [names[f] for f in file_l]
+        if None in paths:  # a file id the listing does not hold is no hit
+            keep = [k for k, name in enumerate(paths) if name is not None]
+            return [rowid_l[k] for k in keep], [paths[k] for k in keep], [bm25_l[k] for k in keep]
+        return rowid_l, paths, bm25_l
+
+
+def _best_per_file(files: np.ndarray, acc: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(where each one's best chunk is, files, bm25s) of the `limit` best files, as
+    fts5search.best_files_exact: a file at its best chunk (the first among equal bests),
+    files by bm25 then file.
+
+    `files` (the file of each scored chunk) ascend, and a file's chunks are one run, so each
     file's best is a reduction over its run and nothing is sorted but the files' bests; only
-    the `limit` kept are turned into Python values (a common word matches thousands of files).
+    the `limit` kept are looked at further (a common word matches thousands of files).
     """
     import numpy as np
 
-    fids = rowids >> FILE_SHIFT
-    starts = np.flatnonzero(np.concatenate(([True], fids[1:] != fids[:-1])))  # each file's first hit
-    best = np.maximum.reduceat(acc, starts)
-    # The files ascend, so a stable sort on bm25 orders ties by file id. fts5 returns -1.0 *
+    new = np.empty(len(files), dtype=bool)
+    new[:1] = True
+    np.not_equal(files[1:], files[:-1], out=new[1:])
+    starts = np.flatnonzero(new)  # each file's first scored chunk
+    best = np.maximum.reduceat(acc, starts) if len(starts) else acc[:0]
+    # The files ascend, so a stable sort on bm25 orders ties by file. fts5 returns -1.0 *
     # score: the exact negation.
     bm25 = -best
     if len(bm25) > limit:
         if limit <= 0:
-            return [], [], []
+            return starts[:0], files[:0], bm25[:0]
         # Only what can reach the first `limit` is sorted: everything at or better than the
         # limit-th best bm25 (ties at the cut included, then cut after the stable sort).
         cut = np.partition(bm25, limit - 1)[limit - 1]
@@ -367,8 +410,9 @@ def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> tuple[lis
         ranked = keep[np.argsort(bm25[keep], kind="stable")][:limit]
     else:
         ranked = np.argsort(bm25, kind="stable")
-    first = _first_at_best(acc, starts, ranked, best)
-    return rowids[first].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()
+    if not len(ranked):
+        return starts[:0], files[:0], bm25[:0]
+    return _first_at_best(acc, starts, ranked, best), files[starts[ranked]], bm25[ranked]
 
 
 def _first_at_best(acc: np.ndarray, starts: np.ndarray, ranked: np.ndarray, best: np.ndarray) -> np.ndarray:
@@ -399,17 +443,17 @@ def _by_path(best: tuple[list[int], list[int], list[float]], paths: dict[int, st
     return rowids, names, bm25s
 
 
-def _weight(term: str, p: _Postings, norm, weights: dict | None):
-    """(tf * (k1 + 1)) / (tf + norm) over the term's postings (numpy), kept in `weights`."""
-    w = weights.get(term) if weights is not None else None
-    if w is None:
-        w = (p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots])
-        if weights is not None:
-            weights[term] = w
-    return w
+def _part(term: str, p: _Postings, norm, n_rows: int, parts: dict | None):
+    """idf * ((tf * (k1 + 1)) / (tf + norm)) over the term's postings (numpy), kept in `parts`."""
+    got = parts.get(term) if parts is not None else None
+    if got is None:
+        got = _idf(n_rows, len(p.slots)) * ((p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots]))
+        if parts is not None:
+            parts[term] = got
+    return got
 
 
-def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None = None,
+def _scores_small(found, postings, n_rows, norm, rowid_of, parts: dict | None = None,
                   pairs_of: dict | None = None) -> dict[int, float]:
     """_scores for a question whose postings are short, in plain Python: numpy's fixed cost
     per call is most of such a question. The same double operations in the same order
@@ -417,18 +461,15 @@ def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None =
     operations as Python would), so the same sums: rowid -> score."""
     acc: dict[int, float] = {}
     get = acc.get
-    for term in sent:
-        p = postings.get(term)
-        if p is None:
-            continue
-        idf = _idf(n_rows, len(p.slots))
+    for term in found:
         pairs = pairs_of.get(term) if pairs_of is not None else None
-        if pairs is None:  # the term's (rowid, weight) pairs as Python values, kept beside its array
-            pairs = list(zip([rowid_of[s] for s in p.slots.tolist()], _weight(term, p, norm, weights).tolist()))
+        if pairs is None:  # the term's (rowid, part) pairs as Python values, kept beside its array
+            p = postings[term]
+            pairs = list(zip([rowid_of[s] for s in p.slots.tolist()], _part(term, p, norm, n_rows, parts).tolist()))
             if pairs_of is not None:
                 pairs_of.keep(term, pairs)
-        for r, w in pairs:
-            acc[r] = get(r, 0.0) + idf * w
+        for r, x in pairs:
+            acc[r] = get(r, 0.0) + x
     return acc
 
 
