@@ -76,7 +76,7 @@ class ResidentText:
     # A question whose terms' postings total at most this many is scored in plain Python:
     # below it numpy's fixed cost per array operation is most of the time (measured on the
     # demo fleet and the 60,000-chunk haystack). An instance may move it (the tests do).
-    small_postings = 400
+    small_postings = 100
 
     def __init__(self, index: TextIndex):
         self.index = index

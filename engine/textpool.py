@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .answer import TextHit
+from .lazylist import LazyList
+from .textsearch import Matches
+
 
 class TextPool:
     def __init__(self, size: int):
@@ -42,6 +46,9 @@ class TextPool:
         best = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:self.size]  # stable
         return [(names[i], held[i], places[i], paths[i], scores[i]) for i in best]
 
+    def hits(self) -> TextHits:
+        return TextHits(self.rows())
+
     def last_if_full(self) -> float | None:
         """The pool's last score when it is full, else None; the pool is cut to its size, so
         asking after every base costs what the pool holds, not what every base returned."""
@@ -59,3 +66,24 @@ class TextPool:
         self._blocks = list(kept.values())
         self._held = len(rows)
         return rows[-1][4]
+
+
+class TextHits(LazyList):
+    """The pool as TextHits, each built when first read: the fusion reads the 50 ids, a page
+    shows a handful of hits. Compares equal to a list or tuple of the same hits."""
+
+    def __init__(self, rows: list[tuple[str, Any, int, str, float]]):
+        super().__init__(len(rows))
+        self._rows = rows
+
+    def _build(self, k: int) -> TextHit:
+        name, matches, place, path, score = self._rows[k]
+        chunk = matches.chunk(place) if isinstance(matches, Matches) else matches[place].chunk
+        return TextHit(name, path, score, chunk)
+
+    def ids(self) -> list[str]:
+        """Each hit's id (base/path), without building the hits."""
+        return [f"{name}/{path}" for name, _, _, path, _ in self._rows]
+
+    def __repr__(self) -> str:
+        return f"TextHits({list(self)!r})"
