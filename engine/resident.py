@@ -258,10 +258,10 @@ class ResidentText:
         if not terms:
             return ([], [], []), []
         token_of = self._token_of
-        if any(t not in token_of for t in terms):
+        if any(token_of.get(t) is None for t in terms):  # a word not seen yet, or a phrase
             self._learn_tokens(terms)
-        if any(token_of[t] is None for t in terms):
-            return None  # a phrase or nothing to FTS5: its own answer
+            if any(token_of[t] is None for t in terms):
+                return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
             parts, pairs, rowid_list, layout = self._parts, self._pairs, self._rowid_list, self._layout
@@ -269,7 +269,7 @@ class ResidentText:
         found = [t for t in sent if t in postings]
         if not found:
             return ([], [], []), sent
-        if sum(len(postings[t].slots) for t in found) <= self.small_postings:
+        if sum([len(postings[t].slots) for t in found]) <= self.small_postings:
             best = _best_per_file_small(_scores_small(found, postings, n_rows, norm, rowid_list, parts, pairs), limit)
             return _by_path(best, paths), sent
         hit, scores = self._scores(found, postings, norm, n_rows, parts)
@@ -347,7 +347,6 @@ class _Layout:
     of slots. Files are numbered in slot order (so in file id order)."""
 
     file_of_slot: np.ndarray  # int64: the file number of each slot
-    fids: np.ndarray  # int64: each file number's file id
     names: list  # each file number's path (None for a file id the listing does not hold)
     path_rank: np.ndarray  # int64: each file number's place among the paths, for ties in bm25
 
@@ -357,12 +356,11 @@ class _Layout:
 
         fid_of_slot = rowids >> FILE_SHIFT
         new = np.concatenate(([True], fid_of_slot[1:] != fid_of_slot[:-1])) if len(rowids) else np.zeros(0, bool)
-        fids = fid_of_slot[new]
-        names = [paths.get(f) for f in fids.tolist()]
+        names = [paths.get(f) for f in fid_of_slot[new].tolist()]
         by_path = sorted(range(len(names)), key=lambda k: (names[k] is None, names[k] or ""))
         rank = np.empty(len(names), dtype=np.int64)
         rank[by_path] = np.arange(len(names))
-        return _Layout(np.cumsum(new) - 1, fids, names, rank)
+        return _Layout(np.cumsum(new) - 1, names, rank)
 
     def ranked(self, rowids: np.ndarray, hit: np.ndarray, scores: np.ndarray, limit: int):
         """(best chunks' rowids, paths, bm25s) of the `limit` best files among the scored

@@ -49,3 +49,26 @@ def test_the_pool_is_the_sorted_definition_cut_or_not():
             assert all(bases[name][0][k] == path for name, _, k, path, _ in rows)
         last = cut.last_if_full()
         assert last == (want[-1][2] if len(want) == size else None)
+
+
+def test_an_answer_builds_the_hits_of_its_page_only(tmp_path):
+    from conftest import copy_demo
+    from engine.answer import TextHit
+    from engine.memory import RANK_CANDIDATE_POOL, Memory
+    from engine.textsearch import Fts5TextSearch
+
+    fleet = copy_demo(tmp_path / "demo")
+    mem = Memory(fleet)
+    asked = 0
+    for q in ["deploy rollback canary", "how much protein per meal", "quem decide se um deploy pode ir pra producao"]:
+        answer = mem.ask(q, record_miss=False, top=2)
+        text = answer.text
+        built = sum(hit is not None for hit in text._built)
+        assert built <= 2, q  # the page's rows at most, not the pool
+        # Every hit, once read, is the one the bases' own matches make, in the pool's order.
+        every = [TextHit(name, m.path, m.score, m.chunk) for name, idx in mem.indexes.items()
+                 for m in Fts5TextSearch(idx).matches(list(answer.terms), RANK_CANDIDATE_POOL, q)]
+        every.sort(key=lambda h: (-h.score, h.id))
+        assert list(text) == every[:RANK_CANDIDATE_POOL] and text.ids() == [h.id for h in text]
+        asked += len(text) > 2
+    assert asked  # a pool larger than the page was asked
