@@ -74,8 +74,9 @@ class ResidentText:
     """One base's text leg in memory, answering exactly as TextIndex.search does."""
 
     # A question whose terms' postings total at most this many is scored in plain Python:
-    # below it numpy's fixed cost per array operation is most of the time (measured on the
-    # demo fleet and the 60,000-chunk haystack). An instance may move it (the tests do).
+    # below it numpy's fixed cost per array operation is most of the time (measured per size
+    # of postings on the 60,000-chunk haystack: the two ways cost the same near 100). An
+    # instance may move it (the tests do).
     small_postings = 100
 
     def __init__(self, index: TextIndex):
