@@ -111,7 +111,16 @@ class ResidentText:
         with self._lock:
             self.rowids, self.length, self.postings = rowids, length, postings
             self._files = _file_keys(con)
+            self._laid_out()
             self._totals(con)
+
+    def _laid_out(self) -> None:
+        """What follows the chunks and files held, not the totals: made when they change."""
+        # The rowids as Python values, for the short-postings path; the paths by file id, so a
+        # hit costs no lookup in the files table; the files numbered, for the numpy path.
+        self._rowid_list = self.rowids.tolist()
+        self._paths = {fid: path for fid, path, _hash in self._files}
+        self._layout = _Layout.of(self.rowids, self._paths)
 
     def _totals(self, con: sqlite3.Connection) -> None:
         nums = _varints(averages(con))
@@ -121,11 +130,6 @@ class ResidentText:
         # changes only with the totals, so it is computed here and not per question.
         avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
         self.norm = K1 * (1 - B + B * self.length / avgdl)
-        # The rowids as Python values, for the short-postings path; the paths by file id, so a
-        # hit costs no lookup in the files table.
-        self._rowid_list = self.rowids.tolist()
-        self._paths = {fid: path for fid, path, _hash in self._files}
-        self._layout = _Layout.of(self.rowids, self._paths)
         # Per term asked, its postings' part of bm25, idf * ((tf * (k1 + 1)) / (tf + norm)),
         # made once: the same double operations FTS5 does, done the first time a question
         # sends the term rather than every time. idf depends on the row count and the term's
@@ -173,6 +177,7 @@ class ResidentText:
             slot_of = {int(r): i for i, r in enumerate(self.rowids)}
             self.postings = _group(sorted(old_rows + rows), slot_of)
             self._files = now
+            self._laid_out()
             self._totals(con)
 
     def _tokenized(self, chunks) -> list[tuple[str, int, int]]:
