@@ -67,6 +67,11 @@ class TextIndex:
             refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
+        # In WAL, NORMAL syncs the log at a checkpoint rather than at every commit: a crash
+        # or a kill still leaves every committed update whole (SQLite's guarantee), and a
+        # power cut may lose the last ones, which the next update reads again (the index
+        # holds nothing the markdown does not). A full build's commit then waits on no disk.
+        con.execute("PRAGMA synchronous = NORMAL")
         return con
 
     def conn(self) -> sqlite3.Connection:
