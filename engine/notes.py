@@ -168,10 +168,7 @@ def parse_note(relpath: str, text: str) -> Note:
     if label_under_title and not keys:
         problems.append("the Search for: line has no keys")
 
-    if _OTHER_BREAKS.search(text) is None:
-        sections = _sections_of_text(text, len(lines), title, label_lines)
-    else:
-        sections = _sections(lines, title, label_lines)
+    sections = _sections(lines, title, label_lines)
     links = tuple(dict.fromkeys(_links(text)))
     return Note(
         relpath=relpath,
@@ -199,63 +196,6 @@ def _links(text: str) -> list[str]:
         out.append(target.split("#", 1)[0])
     out.extend(m.group(1).strip() for m in _WIKI_LINK.finditer(text))
     return [t for t in out if t]
-
-
-# Lines that can start a section or a fence: the only lines _sections_of_text looks at.
-_MARK_LINE = re.compile(r"^(?:#|[^\S\n]*(?:```|~~~))", re.MULTILINE)
-# Where str.splitlines() cuts a line besides "\n" (engine/clean.py's LINE_BREAKS): a text
-# holding none has lines that are exactly text.split("\n"), so a section is a slice of it.
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-
-
-def _sections_of_text(text: str, n_lines: int, title: str, label_lines: set[int]) -> tuple[Section, ...]:
-    """_sections for a text whose only line break is "\n", the same sections to the byte.
-
-    Only heading and fence lines are visited (found by one pattern in C); a section's text
-    is the slice between two headings, not a join of its lines: _sections walked every line
-    of every note in Python, most of what parsing cost in an index build. A section holding
-    a label line (left out of the text) is split into lines and joined as _sections does.
-    """
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
-    start = 0  # the section's first line (its heading), as _sections counts it
-    body_line, body_at = 0, 0  # the first line after the heading, and where it begins
-    line, at = 0, 0  # a line number and its offset, moved forward as marks are found
-    in_fence = False
-    labels = sorted(label_lines)
-
-    def flush(end_line: int, end_at: int) -> None:
-        # Lines body_line .. end_line - 1; end_at is where line end_line begins (or the end).
-        if end_line <= body_line:
-            body = ""
-        elif labels and any(body_line <= k < end_line for k in labels):
-            kept = text[body_at:end_at - 1].split("\n")
-            body = "\n".join(ln for j, ln in enumerate(kept, body_line) if j not in label_lines).strip()
-        else:
-            body = text[body_at:end_at - 1].strip()
-        if body or not sections:
-            sections.append(Section(heading_path=" > ".join(h for _, h in stack) or title, text=body, line=start + 1))
-
-    for mark in _MARK_LINE.finditer(text):
-        begins = mark.start()
-        line += text.count("\n", at, begins)
-        at = begins
-        ends = text.find("\n", begins)
-        row = text[begins:] if ends < 0 else text[begins:ends]
-        if _is_fence(row):
-            in_fence = not in_fence
-        m = None if in_fence or row[:1] != "#" else _HEADING.match(row)
-        if m:
-            flush(line, begins)
-            start = line
-            body_line, body_at = line + 1, (len(text) + 1 if ends < 0 else ends + 1)
-            level = len(m.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, heading_text(m)))
-    # The last line ends the text, less the "\n" that ends it (splitlines makes no line of it).
-    flush(n_lines, len(text) if text.endswith("\n") else len(text) + 1)
-    return tuple(s for s in sections if s.text)
 
 
 def _sections(lines: list[str], title: str, label_lines: set[int]) -> tuple[Section, ...]:

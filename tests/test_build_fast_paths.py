@@ -58,22 +58,3 @@ def test_plain_equals_all_three_patterns_run_every_time():
         assert plain(s) == _plain_reference(s), repr(s)
     assert plain("see [the list](deploy.md) and [[notes|the notes]] **now** `kb`") == "see the list and the notes now kb"
     assert re.search(r"\.md", plain("[a](b.md)")) is None
-
-
-def test_sections_cut_from_the_text_equal_the_line_by_line_walk():
-    from engine.notes import _OTHER_BREAKS, _sections, _sections_of_text, parse_note
-
-    rng = random.Random(11)
-    pieces = ["# T", "## A", "### B", "#not", "#", "# ", "  ```", "```py", "~~~", " ~~~x", "text", "",
-              "  ", "Search for: a, b", "Exists to: x", "a ``` b", "#### C ##", "\t```", "#\u00a0x", "é ç"]
-    for _ in range(4000):
-        lines = [rng.choice(pieces) for _ in range(rng.randrange(0, 14))]
-        text = "\n".join(lines) + rng.choice(["", "\n", "\n\n"])
-        assert _OTHER_BREAKS.search(text) is None
-        split = text.splitlines()
-        labels = {i for i in range(len(split)) if rng.random() < 0.2}
-        title = rng.choice(["", "Title"])
-        assert _sections_of_text(text, len(split), title, labels) == _sections(split, title, labels), repr(text)
-    # Through parse_note as well, whose label lines are the real ones.
-    note = "# T\n\nSearch for: a, b\n\nbody\n```\n# in fence\n```\n## A\nSearch for: x\nmore\n"
-    assert parse_note("n.md", note).sections == parse_note("n.md", note.replace("\n", "\r\n")).sections
