@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import bignote, notefiles
 from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
-from .indexschema import meta_get
+from .indexschema import meta_get, use_wal
 from .notefiles import LISTING_FAILED, in_gap, is_read_failure, list_notes, listing_gaps
 from .notes import is_map_file
 from .notestore import delete_note, insert_note
@@ -138,6 +138,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         if con.in_transaction:
             con.execute("ROLLBACK")
         raise
+    use_wal(con)
     refresh_common_terms(con)
     report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
     report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
