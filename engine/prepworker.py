@@ -5,9 +5,10 @@ not overlap the two: sqlite3 lets go of the GIL around each row it steps, and ta
 only when the preparing thread next yields it, so the writer waited on the preparer at
 every row (measured: the build's CPU and wall were those of one thread, and its system time
 rose with the hand-overs). A second process has its own interpreter: on a machine with a
-core to spare, it prepares note n+1 while this one writes note n.
+core to spare, it prepares the notes ahead while this one writes them (and prepares a
+share of them itself, `prepared_here`).
 
-The parent sends the notes to prepare (path, stat, hash held) on the child's stdin; the
+The parent sends the child's notes to prepare (path, stat, hash held) on its stdin; the
 child sends back each note's `to_wire` tuple in the same order, as a length and a marshal
 frame on its stdout. Whatever goes wrong with the child (it cannot start, dies, sends a
 frame that does not read, or fails on a note) costs only speed: the parent prepares that
@@ -34,8 +35,20 @@ def command() -> list[str]:
     return [sys.executable, "-m", "engine.prepworker"]
 
 
+# Every HERE_EVERY-th note is prepared by this process, the rest by the child. This process
+# also writes every note, which takes about half as long as preparing it (on the haystack,
+# 1.6 s of SQLite against 3.3 s of preparation): with a share of the preparing it waits less
+# for the child, and the two finish closer together.
+HERE_EVERY = 5
+
+
+def prepared_here(i: int) -> bool:
+    return i % HERE_EVERY == HERE_EVERY - 1
+
+
 class PrepWorker:
-    """Each note's Prepared, asked for in the order given, made by a child process."""
+    """Each note's Prepared, asked for in the order given, made by a child process (all but
+    the notes `prepared_here` picks, which this process prepares when their turn comes)."""
 
     def __init__(self, root: Path, notes: list[tuple[str, os.stat_result, str | None]]):
         self.root = root
@@ -51,7 +64,8 @@ class PrepWorker:
                 command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             )
             _widen(self._proc.stdout)
-            work = (str(root), [(rel, tuple(st), old) for rel, st, old in notes])
+            theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
+            work = (str(root), theirs)
             self._proc.stdin.write(marshal.dumps(work))
             self._proc.stdin.close()
         except (OSError, ValueError):
@@ -64,6 +78,8 @@ class PrepWorker:
         name, st, old = self._notes[i]
         if name != rel:
             raise RuntimeError(f"prepared out of order: expected {name!r}, got {rel!r}")
+        if prepared_here(i):
+            return prepare(self.root, rel, st, old)
         wire = self._receive()
         if wire is None:
             self.close()  # from here on this process prepares every note itself
