@@ -68,7 +68,7 @@ class PrepWorker:
             work = (str(root), theirs)
             self._proc.stdin.write(marshal.dumps(work))
             self._proc.stdin.close()
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
             self.close()
 
     def next_result(self, rel: str) -> Prepared:

@@ -108,14 +108,15 @@ def test_a_build_prepared_by_a_second_process_is_the_same_index(hay, tmp_path, m
 
 
 @pytest.mark.parametrize("child", [
-    "import sys; sys.exit(3)",  # dies before reading its work
-    "import sys; sys.stdin.buffer.read()",  # reads it and sends nothing
-    "import sys; sys.stdin.buffer.read(); sys.stdout.buffer.write(bytes([5, 0, 0, 0]) + b'xxxxx')",  # a bad frame
-])
+    [sys.executable, "-c", "import sys; sys.exit(3)"],  # dies before reading its work
+    [sys.executable, "-c", "import sys; sys.stdin.buffer.read()"],  # reads it and sends nothing
+    [sys.executable, "-c", "import sys; sys.stdin.buffer.read(); sys.stdout.buffer.write(bytes([5, 0, 0, 0]) + b'xxxxx')"],
+    ["/nonexistent/python3"],  # cannot be started at all
+], ids=["dies", "silent", "bad-frame", "no-interpreter"])
 def test_a_child_that_fails_costs_only_speed(hay, tmp_path, monkeypatch, child, prepared_by_child):
     one, two = _copy(hay, tmp_path / "one"), _copy(hay, tmp_path / "two")
     _build(one, False, monkeypatch)
-    monkeypatch.setattr(prepworker, "command", lambda: [sys.executable, "-c", child])
+    monkeypatch.setattr(prepworker, "command", lambda: child)
     report = _build(two, True, monkeypatch)
     assert prepared_by_child[0] == 0 and report.added > 0
     assert _rows(two) == _rows(one)
