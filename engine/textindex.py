@@ -26,7 +26,7 @@ from .indexpool import READERS_PER_BASE, drop_idle, give_back, take_idle
 from .indexrecovery import (
     SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_unwritable, os_why,
 )
-from .indexschema import SCHEMA_VERSION, create_schema, meta_get
+from .indexschema import SCHEMA_VERSION, create_schema, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale
 from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
@@ -193,6 +193,11 @@ class TextIndex:
                     return self._in_memory(f"damaged, and cannot be removed: {e.strerror}")
             self.was_rebuilt = True
             con = self._connect()
+            # WAL from the start, not after the first build as a new file: a second process
+            # replacing the same damaged file unlinks this one's side files, and a rollback
+            # journal unlinked under a writer fails its commit (disk I/O error; seen once in
+            # tests/test_faults_index.py's two builds of a damaged base) where WAL does not.
+            use_wal(con)
             create_schema(con)
             return con
 
