@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from _faults import DEPLOY_Q, kb, kb_json
+from conftest import REPO
 
 # A hang is the bug: a healthy answer on the demo takes well under a second.
 HANG_SECONDS = 30
@@ -52,3 +54,42 @@ def test_a_fifo_where_the_kept_listing_is_read_does_not_hang_the_answer(demo):
     os.mkfifo(zed / ".kb" / "listing.cache")
     got = _route(demo)
     assert got["results"] == expected["results"]
+
+
+def test_a_fifo_where_the_purpose_fusion_stamp_is_read_is_refused_not_waited_on(demo):
+    from engine.purpose.stamp import STAMP_NAME
+
+    kb("index", str(demo))
+    os.mkfifo(demo / "zed" / ".kb" / STAMP_NAME)
+    try:
+        r = kb("route", DEPLOY_Q, str(demo), "--purpose", "documents", ok=False, timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"kb route --purpose hung for {HANG_SECONDS} s") from None
+    # The stamp cannot vouch for anything: refused in one line naming it, as an unreadable stamp is.
+    assert r.returncode != 0 and STAMP_NAME in r.stderr and len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+def _read_rerank_stamp(path: Path) -> str:
+    """engine.rerank.stamp.read_stamp(path) in a child, so a hang fails the test instead of
+    holding it: what it returns or the refusal it raises, as one line."""
+    code = ("import sys\nfrom engine.rerank.stamp import read_stamp\nfrom engine.rerank.errors import RerankUnavailable\n"
+            "try:\n    print(read_stamp(__import__('pathlib').Path(sys.argv[1])))\n"
+            "except RerankUnavailable as e:\n    print('refused:', e)\n")
+    try:
+        r = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                           timeout=HANG_SECONDS, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"reading the rerank stamp hung for {HANG_SECONDS} s") from None
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    return r.stdout.strip()
+
+
+def test_a_fifo_or_bytes_not_utf8_where_the_rerank_stamp_is_read_are_refused(tmp_path):
+    fifo = tmp_path / "fifo" / "rerank-stamp.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert _read_rerank_stamp(fifo).startswith("refused:")
+    latin = tmp_path / "latin" / "rerank-stamp.json"
+    latin.parent.mkdir()
+    latin.write_bytes(b'{"model": "caf\xe9"}')
+    assert _read_rerank_stamp(latin).startswith("refused:")
