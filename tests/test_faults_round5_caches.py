@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from _faults import DEPLOY_Q, kb, kb_json
 from conftest import REPO
 
@@ -93,3 +95,22 @@ def test_a_fifo_or_bytes_not_utf8_where_the_rerank_stamp_is_read_are_refused(tmp
     latin.parent.mkdir()
     latin.write_bytes(b'{"model": "caf\xe9"}')
     assert _read_rerank_stamp(latin).startswith("refused:")
+
+
+@pytest.mark.parametrize("planted", ["fifo", "not utf-8"])
+def test_a_session_file_kb_did_not_write_is_no_memory_not_a_hang_nor_a_traceback(demo, planted):
+    from engine.boot import session_file
+
+    kb("boot", "--session", "s1", "--text", str(demo), stdin=DEPLOY_Q)  # remembers zed for s1
+    remembered = session_file(demo, "s1")
+    remembered.unlink()
+    if planted == "fifo":
+        os.mkfifo(remembered)
+    else:
+        remembered.write_bytes(b"\xff\xfezed")
+    try:
+        r = kb("boot", "--session", "s1", "--text", str(demo), stdin=DEPLOY_Q, timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"kb boot hung for {HANG_SECONDS} s") from None
+    # Nothing remembered can be read: the constitution is handed over again, as for a new session.
+    assert "VESTA: this message is for zed" in r.stdout, r.stdout[:500]
