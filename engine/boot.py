@@ -28,7 +28,7 @@ from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .render import printable_block
-from .textfile import read_text
+from .textfile import read_regular_text, read_text
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -126,8 +126,8 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     if session:
         path = session_file(memory.fleet.root, session)
         try:
-            remembered = read_text(path).strip()
-        except OSError:
+            remembered = read_regular_text(path).strip()  # a FIFO there is no memory, not a wait
+        except (OSError, ValueError):
             remembered = None
     if remembered == owner:
         return Briefing(agent=owner, constitution=False, text="", why=f"{owner} again: its constitution is already in "

@@ -195,6 +195,12 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         except OSError as e:  # a folder on the way that this user may not enter, a link loop
             raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
         if not is_dir and not p.exists():
+            try:
+                os.stat(p)  # a link loop "does not exist" to exists(): its own error names it
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
             raise KbError(f"{raw}: no such file or directory")
         if not is_dir:
             raise KbError(f"{raw}: not a directory (give a base or a fleet root)")

@@ -15,7 +15,9 @@ import stat
 import zlib
 
 _CRC_BYTES = 4
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO planted there would otherwise wait for a writer forever (it is
+# then refused as not a regular file); a regular file reads as ever.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def seal(magic: bytes, payload: object) -> bytes:
