@@ -20,9 +20,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .lazylist import LazyList
 from .normalize import terms
+
+if TYPE_CHECKING:
+    from .suggest import Speller
 
 W_KEYWORD = 6.0  # a hand-written key: the strongest single-word signal
 W_PHRASE = 10.0  # a multi-word key found whole: the strongest signal a key can give
@@ -193,6 +197,12 @@ class Catalogue:
         if keys is None:
             keys = self._keys_written = tuple(k for e in self.entries for k in e.keys)
         return keys
+
+    def speller(self) -> "Speller":
+        """The suggester over every key (a refusal's "did you mean"), prepared once."""
+        from .suggest import speller_for
+
+        return speller_for(self.keys_as_written())
 
     def score(self, segments: list[list[str]]) -> "Ranking":
         """Rank entries for a question given as segments of terms (question, then expansions).
