@@ -41,6 +41,8 @@ SEGMENT_BREAK = " \x00 "
 
 @dataclass(frozen=True)
 class Entry:
+    """One labelled note as the keyword scorer reads it."""
+
     base: str
     path: str
     title: str
@@ -96,6 +98,8 @@ def _stem(path: str) -> str:
 
 @dataclass(frozen=True)
 class Scored:
+    """An entry with its score, what it matched and the arithmetic behind it."""
+
     entry: Entry
     score: float
     matched: tuple[str, ...]
