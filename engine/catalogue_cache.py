@@ -66,7 +66,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 5
+FORMAT = 6
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -92,6 +92,10 @@ class Opening:
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
     vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
+    # The entries' paths and species, in entry order (cached: one blob, decoded when first
+    # read): the fold and the fusion read them for every ranked entry, and decoding each
+    # entry whole for them was most of a question whose words rank a thousand entries.
+    columns: tuple[tuple[str, ...], tuple[str, ...]] | bytes = ((), ())
     where: str = ""  # the cache file (kept or not): named when a blob in it cannot be decoded
 
     @property
@@ -254,6 +258,7 @@ def _read(con, key) -> Opening:
         unreachable=tuple(r.path for r in records if not r.is_entry),
         chunks=sum(r.chunks for r in records),
         vocabulary=vocabulary,
+        columns=(tuple(e.path for e in local.entries), tuple(e.species for e in local.entries)),
     )
 
 
@@ -273,21 +278,20 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     path = cache_path(index)
     payload = read_sealed(path, MAGIC, _index_bytes(key) + (1 << 20))
     try:
-        if type(payload) is not tuple or len(payload) != 12 or payload[0] != FORMAT or payload[1] != key:
+        if type(payload) is not tuple or len(payload) != 13 or payload[0] != FORMAT or payload[1] != key:
             return None
         (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
-         vocabulary) = payload
+         vocabulary, columns) = payload
         if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
                 and is_keyed(records) and is_blobs(entries) and is_keyed(words)
                 and type(unreachable) is tuple and type(chunks) is int
                 and (indexed_at_ns is None or type(indexed_at_ns) is int)
-                and (vocabulary is None or type(vocabulary) is str)):
+                and (vocabulary is None or type(vocabulary) is str) and type(columns) is bytes):
             return None
     except (ValueError, EOFError, TypeError):
         return None
     return Opening(key, known, skipped_stats, said, indexed_at_ns, Keyed(*records), Blobs(*entries), Keyed(*words),
-                   unreachable,
-                   chunks, vocabulary, where=path)
+                   unreachable, chunks, vocabulary, columns, where=path)
 
 
 def _index_bytes(key: tuple) -> int:
@@ -303,7 +307,7 @@ def _store(index: TextIndex, op: Opening) -> None:
         return
     entries = ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
     payload = (FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
-               entries, words, op.unreachable, op.chunks, op.vocabulary)
+               entries, words, op.unreachable, op.chunks, op.vocabulary, marshal.dumps(op.columns))
     path = cache_path(index)
     try:
         refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
@@ -449,6 +453,7 @@ class FleetCatalogue(Catalogue):
         self._phrase_pairs = {}
         self._keys_written = None
         self._parts = parts
+        self._base_columns: dict[int, tuple] = {}
         self._speller = None
         self._columns: dict[str, list] = {}
         self._unfilled: dict[str, int] = {}
@@ -475,6 +480,21 @@ class FleetCatalogue(Catalogue):
             ])
         return speller
 
+    def _value(self, name: str, i: int):
+        """Entry i's id, base, species or group, from its base's columns: no entry decoded."""
+        b = bisect_right(self.entries._starts, i) - 1
+        base, op = self._parts[b]
+        columns = self._base_columns.get(b)
+        if columns is None:
+            columns = self._base_columns[b] = _decoded(op, op.columns)
+        paths, species = columns
+        k = i - self.entries._starts[b]
+        if name == "ids":
+            return f"{base}/{paths[k]}"  # Entry.id
+        if name == "bases":
+            return base
+        return species[k] if name == "species" else self.group_id(base, species[k])
+
     def column(self, name: str, order: list[int]) -> list[str]:
         # Only the ranked entries are decoded (Catalogue holds the whole columns), and each
         # value is kept: the fold and the fusion read three columns of every ranked entry per
@@ -489,13 +509,10 @@ class FleetCatalogue(Catalogue):
                 for k, i in enumerate(order):
                     if out[k] is None:
                         if values[i] is None:
-                            e = self.entries[i]
-                            values[i] = self.group_id(e.base, e.species) if name == "groups" else getattr(
-                                e, _COLUMN_ATTR[name])
+                            values[i] = self._value(name, i)
                             self._unfilled[name] -= 1
                         out[k] = values[i]
         return out
 
 
-_COLUMN_ATTR = {"ids": "id", "bases": "base", "species": "species"}
 _CODE_STAMP = _source_digest()  # four small files read once, at import

@@ -285,7 +285,7 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     elif damage == "foreign":  # sound marshal, a checksum that matches, not our shape
         path.write_bytes(_foreign({"hello": ["world"]}))
     elif damage == "other-format":
-        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 11))
+        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 12))
     elif damage == "a-directory":
         path.mkdir()
     elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
