@@ -77,19 +77,28 @@ def _store(op: Opening, path: str, key: tuple, made: Spelling) -> None:
 
 
 class _Decoded:
-    """A cached mapping or sequence whose values are marshal blobs, decoded when read."""
+    """A cached mapping or sequence whose values are marshal blobs, each decoded when first
+    read and kept (absent names too): a review of thousands of misses asks the same grams
+    again and again, and a name is found in a Keyed by a scan of its listing."""
 
-    __slots__ = ("_blobs", "_path")
+    __slots__ = ("_blobs", "_path", "_done")
 
     def __init__(self, blobs, path: str):
         self._blobs, self._path = blobs, path
+        self._done: dict = {}
 
     def get(self, name: str, default=None):
-        blob = self._blobs.get(name)
-        return default if blob is None else self._loads(blob)
+        got = self._done.get(name, _UNREAD)
+        if got is _UNREAD:
+            blob = self._blobs.get(name)
+            got = self._done[name] = None if blob is None else self._loads(blob)
+        return default if got is None else got
 
     def __getitem__(self, k):
-        return self._loads(self._blobs[k])
+        got = self._done.get(k, _UNREAD)
+        if got is _UNREAD:
+            got = self._done[k] = self._loads(self._blobs[k])
+        return got
 
     def _loads(self, blob: bytes):
         try:
@@ -99,6 +108,7 @@ class _Decoded:
             raise KbError(f"{self._path}: not a cache kb wrote ({e}); delete it") from e
 
 
+_UNREAD = object()
 # The suggester's code (its trigrams, what a key's words are) and this file's: a kb that changed
 # them never reads another version's grams. The normalising is in the opening's key.
 _SOURCE = source_digest([suggest_module.__file__, __file__])
