@@ -19,26 +19,9 @@ from engine import spelling_cache
 from engine.memory import Memory
 from engine.normalize import terms
 from engine.suggest import suggest
-from tests.conftest import run_kb
+from tests.conftest import age_indexes, index_aged, run_kb
 
 REFUSED = "how do I restore the databas backupp"  # matches nothing; spelled like several keys
-
-
-def _age(fleet: Path) -> None:
-    """Date the index files a minute back: what is derived from an index is kept only when
-    its stat can vouch for it (a test cannot wait for the clock)."""
-    then = os.stat(fleet).st_mtime - 60
-    for f in fleet.glob("*/.kb/index.db*"):
-        os.utime(f, (then, then))
-
-
-def _index(fleet: Path) -> None:
-    then = os.stat(fleet).st_mtime - 120
-    for note in fleet.rglob("*.md"):
-        os.utime(note, (then, then))
-    r = run_kb("index", str(fleet))
-    assert r.returncode == 0, r.stderr
-    _age(fleet)
 
 
 def _spellings(fleet: Path) -> list[Path]:
@@ -61,7 +44,7 @@ def fleet(demo: Path) -> Path:
         "# Backups\n\n**Search for:** `Database  Backup!`, `rollout calendar`\n\nKeep a copy.\n", encoding="utf-8")
     (demo / "zed" / "knowledge" / "rotations.md").write_text(
         "# Rotations\n\n**Search for:** `database backup`, `key rotation schedule`\n\nRotate.\n", encoding="utf-8")
-    _index(demo)
+    index_aged(demo)
     return demo
 
 
@@ -105,7 +88,7 @@ def test_a_changed_label_is_offered_and_the_old_spelling_is_not_read(fleet):
                     encoding="utf-8")
     assert "zyxwvut quorbling" in _suggested(fleet, "quorblin zyxwvu")  # re-indexed, prepared anew
     time.sleep(0.05)
-    _age(fleet)
+    age_indexes(fleet)
     assert "zyxwvut quorbling" in _suggested(fleet, "quorblin zyxwvu")  # kept for the new index
     assert "key rotation schedule" not in _suggested(fleet, "rotation schedul")
 
