@@ -57,3 +57,22 @@ def index_aged(fleet: Path) -> None:
     r = run_kb("index", str(fleet))
     assert r.returncode == 0, r.stderr
     age_indexes(fleet)
+
+
+def damage_cache(path: Path, damage: str) -> bytes:
+    """Replace a sound cache file with a damaged one: "truncated", "flipped" (one byte near
+    its end), "garbage", "empty" or "a-directory"; any other name leaves nothing there, for
+    the caller to make. Returns the sound bytes."""
+    raw = path.read_bytes()
+    path.unlink()
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped":
+        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(4096))
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "a-directory":
+        path.mkdir()
+    return raw

@@ -19,7 +19,7 @@ from engine.catalogue import Catalogue, make_entry
 from engine.memory import Memory
 from engine.normalize import terms as normalise
 from kbtools.haystack import generate
-from tests.conftest import age_indexes, index_aged, run_kb
+from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
 
 
 def _caches(fleet: Path) -> list[Path]:
@@ -255,22 +255,11 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     q = _gold_questions(demo)[0]
     expected = _route(demo, q)
     path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
-    raw = path.read_bytes()
-    path.unlink()
-    if damage == "truncated":
-        path.write_bytes(raw[: len(raw) // 2])
-    elif damage == "flipped":
-        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
-    elif damage == "garbage":
-        path.write_bytes(os.urandom(4096))
-    elif damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "foreign":  # sound marshal, a checksum that matches, not our shape
+    raw = damage_cache(path, damage)
+    if damage == "foreign":  # sound marshal, a checksum that matches, not our shape
         path.write_bytes(_foreign({"hello": ["world"]}))
     elif damage == "other-format":
         path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 12))
-    elif damage == "a-directory":
-        path.mkdir()
     elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
         head = len(catalogue_cache.MAGIC) + 4
         body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))

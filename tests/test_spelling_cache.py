@@ -8,7 +8,6 @@ Real parts: the real index on disk, real `kb` processes. Nothing here is timed."
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from engine import spelling_cache
 from engine.memory import Memory
 from engine.normalize import terms
 from engine.suggest import suggest
-from tests.conftest import age_indexes, index_aged, run_kb
+from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
 
 REFUSED = "how do I restore the databas backupp"  # matches nothing; spelled like several keys
 
@@ -103,18 +102,9 @@ def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_spelling(demo):
 def test_a_damaged_or_foreign_spelling_is_ignored(fleet, tmp_path, damage):
     expected = _suggested(fleet, REFUSED)
     path = fleet / "zed" / ".kb" / spelling_cache.CACHE_NAME
-    raw = path.read_bytes()
-    path.unlink()
+    raw = damage_cache(path, damage)
     outside = tmp_path / "outside.bin"
-    if damage == "truncated":
-        path.write_bytes(raw[: len(raw) // 2])
-    elif damage == "flipped":
-        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
-    elif damage == "garbage":
-        path.write_bytes(os.urandom(4096))
-    elif damage == "a-directory":
-        path.mkdir()
-    else:  # a link to a sound spelling: not read, and not written through
+    if damage == "a-link":  # a link to a sound spelling: not read, and not written through
         outside.write_bytes(raw)
         path.symlink_to(outside)
     assert _suggested(fleet, REFUSED) == expected
