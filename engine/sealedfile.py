@@ -97,6 +97,12 @@ class Keyed(Mapping):
             raise KeyError(name)
         return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
 
+    def get(self, name: str, default=None):
+        # Mapping.get raises and catches a KeyError per absent name: over 2,000 small bases a
+        # refusal asks each for every gram of the question, and most hold none.
+        k = self._place(name) if isinstance(name, str) else -1
+        return default if k < 0 else self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+
     def __contains__(self, name) -> bool:
         return isinstance(name, str) and self._place(name) >= 0
 
