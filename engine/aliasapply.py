@@ -18,7 +18,7 @@ from .aliases import Alias
 from .atomic import create_atomic, write_atomic
 from .clean import shown
 from .nofollow import refuse_links
-from .textfile import BOM
+from .textfile import BOM, text_lines
 from .gate import verdict_for
 from .normalize import terms
 
@@ -56,7 +56,7 @@ def append_alias(path: Path, line: str) -> bool:
     reading rooms appending at once both land; one that finds the file replaced while it
     waited reads the new one. Every refusal is an OSError of one line naming the file.
     """
-    if len(line.splitlines()) != 1 or "\x00" in line:
+    if any(c in line for c in "\n\r\x00"):  # only these end a line there (engine/textfile.text_lines)
         raise OSError(f"{shown(str(path))}: the alias line holds a line break or a NUL; not written")
     refuse_links(path)
     give_up = time.monotonic() + _PATIENCE_SECONDS
@@ -87,13 +87,13 @@ def append_alias(path: Path, line: str) -> bool:
                 raise OSError(f"{shown(str(path))}: not UTF-8 (byte 0x{current[e.start]:02x} at offset "
                               f"{e.start}); not written") from None
             wanted = " ".join(line.split())
-            if any(" ".join(x.split()) == wanted for x in text.removeprefix(BOM).splitlines()):
+            if any(" ".join(x.split()) == wanted for x in text_lines(text.removeprefix(BOM))):
                 return False
-            ends = text.splitlines(keepends=True)
-            last = ends[-1] if ends else ""
-            ending = last[len(last.splitlines()[0]):] if last else ""
-            eol = next((e for e in ("\r\n", "\n", "\r") if ending == e), "\r\n" if "\r\n" in text else "\n")
-            sep = eol if last and not ending else ""  # a last line without its ending gets one
+            if text.endswith("\n"):
+                eol, sep = ("\r\n" if text.endswith("\r\n") else "\n"), ""
+            else:  # a last line without its ending gets one, the file's
+                eol = "\r\n" if "\r\n" in text else "\n"
+                sep = eol if text else ""
             write_atomic(path, current + (sep + line + eol).encode("utf-8"))
             return True
     raise OSError(f"{shown(str(path))}: other writers kept replacing it for {_PATIENCE_SECONDS} s; not written")

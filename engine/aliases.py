@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .normalize import terms
-from .textfile import read_text
+from .textfile import read_text, text_lines
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
     except (OSError, UnicodeDecodeError) as e:
         return [], [(0, f"cannot read ({getattr(e, 'strerror', None) or e})")]
     out, problems = [], []
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(text_lines(text), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue

@@ -19,7 +19,7 @@ import codecs
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
@@ -33,7 +33,11 @@ from .notes import (
     _PURPOSE,
     _WIKI_LINK,
     Note,
+    front_matter_state,
+    front_matter_title,
     heading_text,
+    setext_level,
+    setext_text,
     species_of,
     split_keys,
 )
@@ -52,6 +56,8 @@ class Scan:
     note: Note | None = None  # sections empty: the chunks come from `chunks()`
     raw_title: str = ""  # the title as found ('' when the note has no heading): heading paths
     label_lines: frozenset[int] = frozenset()  # 0-based lines left out of the text
+    front: int = 0  # lines of front matter at the top: not text
+    setext: dict[int, tuple[int, str]] = field(default_factory=dict)  # underlined heading lines: (level, text)
 
 
 def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block: int = READ_BLOCK) -> Scan:
@@ -74,6 +80,7 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
             return Scan(f"{rel}: binary, not markdown (NUL byte)")
         for seg in _segments(root / rel, block, feed_bytes):
             head.take(*seg)
+        head.finish()
     except _Refused as r:
         return Scan(f"{rel}: {r.why}")
     except FileNotFoundError:
@@ -86,14 +93,15 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
         return Scan(f"{rel}: cannot read ({e.strerror})")
     if not state["nonblank"]:
         return Scan(f"{rel}: empty file")
-    return Scan(None, h.hexdigest(), head.note(rel), head.raw_title(), frozenset(head.label_lines))
+    return Scan(None, h.hexdigest(), head.note(rel), head.raw_title(), frozenset(head.label_lines), head.front or 0,
+                head.setext)
 
 
 def chunks(root: Path, rel: str, s: Scan, block: int = READ_BLOCK) -> Iterator[Chunk]:
     """Pass two: the note's chunks in order, cut as the text streams past."""
     stack: list[tuple[int, str]] = []
     in_fence = False
-    start = 0
+    start = s.front
     win = _Windows()
 
     def path() -> str:
@@ -105,20 +113,22 @@ def chunks(root: Path, rel: str, s: Scan, block: int = READ_BLOCK) -> Iterator[C
 
     try:
         for i, piece, first, last in _segments(root / rel, block, None):
+            if i < s.front:
+                continue  # front matter: data, not text
             if first and last:
                 if _FENCE.match(piece):
                     in_fence = not in_fence
                 m = None if in_fence else _HEADING.match(piece)
-                if m:
+                heading = (len(m.group(1)), heading_text(m)) if m else s.setext.get(i)
+                if heading:
                     yield from emit(win.finish())
                     win = _Windows()
                     start = i
-                    level = len(m.group(1))
-                    while stack and stack[-1][0] >= level:
+                    while stack and stack[-1][0] >= heading[0]:
                         stack.pop()
-                    stack.append((level, heading_text(m)))
+                    stack.append(heading)
                     continue
-                if i in s.label_lines:
+                if i in s.label_lines or i - 1 in s.setext:  # a label, an underline
                     continue
             yield from emit(win.feed(piece, new_line=first))
         yield from emit(win.finish())
@@ -195,6 +205,11 @@ class _Head:
 
     def __init__(self) -> None:
         self.in_fence = False
+        self.front: int | None = None  # lines of front matter, once the first lines tell (0: none)
+        self.held: list[tuple[int, str, bool, bool]] = []  # the lines read while they do not yet
+        self.front_title = ""
+        self.plain: tuple[int, str] | None = None  # the last line that may be a heading's text
+        self.setext: dict[int, tuple[int, str]] = {}  # every underlined heading: line -> (level, text)
         self.title: tuple[str, int] | None = None  # the first level-one heading
         self.first_heading: tuple[str, int] | None = None
         self.under: dict[int, tuple[int, tuple[str, ...]] | None] = {}  # heading line -> label under it
@@ -209,25 +224,68 @@ class _Head:
 
     def take(self, i: int, text: str, first: bool, last: bool) -> None:
         self._links(text)
+        if first and last:
+            self._facts(i, text)
+        if self.front is None:  # the top of the note: front matter or not, held until it tells
+            self.held.append((i, text, first, last))
+            whole = all(f and lst for _, _, f, lst in self.held)  # a long line is no YAML
+            state = front_matter_state([t for _, t, _, _ in self.held]) if whole else 0
+            if state is not None:
+                self._settle(state)
+            return
+        self._structure(i, text, first, last)
+
+    def finish(self) -> None:
+        """The end of the note: lines still held were no front matter (it never closed)."""
+        if self.front is None:
+            self._settle(0)
+
+    def _settle(self, front: int) -> None:
+        self.front, held, self.held = front, self.held, []
+        self.front_title = front_matter_title(t for _, t, _, _ in held[1:front])
+        for line in held[front:]:
+            self._structure(*line)
+
+    def _structure(self, i: int, text: str, first: bool, last: bool) -> None:
+        """Fences and headings (`#` and underlined), below the front matter."""
         if not (first and last):  # a long line: prose, but it may end a heading's wait
+            self.plain = None
             self.long_nonblank = self.long_nonblank or bool(text.strip())
             if last:
                 self._resolve(i, None if self.long_nonblank else "")
                 self.long_nonblank = False
             return
         self._resolve(i, text)
-        if self.title is None:
-            if _FENCE.match(text):
-                self.in_fence = not self.in_fence
-            elif not self.in_fence:
-                m = _HEADING.match(text)
-                if m:
-                    if len(m.group(1)) == 1:
-                        self.title = (heading_text(m), i)
-                        self.waiting.append(i)
-                    elif self.first_heading is None:
-                        self.first_heading = (heading_text(m), i)
-                        self.waiting.append(i)
+        if _FENCE.match(text):
+            self.in_fence = not self.in_fence
+            return
+        if self.in_fence:
+            return
+        m = _HEADING.match(text)
+        if m:
+            self._heading(i, len(m.group(1)), heading_text(m))
+            return
+        level = setext_level(text) if self.plain and self.plain[0] == i - 1 else 0
+        above = setext_text(self.plain[1]) if level else None
+        if above is not None:
+            self.setext[i - 1] = (level, above)
+            self._heading(i - 1, level, above)  # waits from here: the underline is no label
+            self.plain = None
+            return
+        self.plain = (i, text)
+
+    def _heading(self, i: int, level: int, text: str) -> None:
+        if self.title is not None:
+            return
+        if level == 1:
+            self.title = (text, i)
+            self.waiting.append(i)
+        elif self.first_heading is None:
+            self.first_heading = (text, i)
+            self.waiting.append(i)
+
+    def _facts(self, i: int, text: str) -> None:
+        """The label, purpose and date lines, read on every line as parse_note does."""
         if _LABEL.match(text):
             self.label_lines.add(i)
             if self.first_label is None:
@@ -278,7 +336,7 @@ class _Head:
         links = tuple(dict.fromkeys(t for t in self.md + self.wiki if t))
         return Note(
             relpath=rel,
-            title=title or PurePosixPath(rel).stem,
+            title=title or self.front_title or PurePosixPath(rel).stem,
             keys=keys,
             purpose=self.purpose,
             is_entry=under and bool(keys),

@@ -32,8 +32,9 @@ _NAME_UNSAFE = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS
 # on; and a lone surrogate, which written raw makes the output invalid UTF-8 but as \udcXX is
 # valid JSON that reads back to the same string (os.fsencode then gives the name's own bytes).
 _JSON_UNSAFE = re.compile(f"[{_DEL_C1}{_BIDI}{_SURROGATES}]")
-# What would end a log line early or add one.
-_LINE_BREAKING = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}]+")
+# What would end a log line early or add one, and the controls a log read in a terminal must
+# not carry. U+2028/U+2029 are text: the logs end a line at "\n" alone (engine/textfile).
+_LINE_BREAKING = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}]+")
 REPLACEMENT = "\ufffd"
 # Every character str.splitlines() ends a line at: what a value kept on one line of a note may
 # not hold, and where a reader that streams a note must cut as splitlines would.
@@ -88,8 +89,9 @@ def json_safe(text: str) -> str:
 
 
 def log_line(text: str) -> str:
-    """One line of a log that is read back with splitlines: every run of line-breaking or
-    control characters a single space (bidi marks are kept: the log is data, not a screen)."""
+    """One line of a log that is read back a line per "\n": every run of line-breaking or
+    control characters a single space (bidi marks and U+2028/U+2029 are kept: the log is
+    data, not a screen)."""
     return _LINE_BREAKING.sub(" ", repaired(text)).strip()
 
 

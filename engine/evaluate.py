@@ -24,6 +24,9 @@ from .render import printable
 from .textfile import read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
+# More asks than anyone waits for (about a minute on the demo) are refused: the median is
+# steady long before, and a typo of a count (10**20) would otherwise never end.
+SPEED_MAX_ASKS = 100_000
 # The abstention set's kinds of question: answered by the fleet; sharing its words but not
 # answered by it; unrelated to it; not a question at all.
 LABELS = ("in-scope", "near", "far", "noise")

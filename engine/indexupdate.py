@@ -19,17 +19,12 @@ from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get
 from .notefiles import (
-    LISTING_FAILED, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
+    LISTING_FAILED, RACY_NS, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
 )
 from .notes import Note, is_map_file, parse_note
 from .notestore import ChunkRows, chunk_rows, delete_note, insert_note
 from .readahead import ReadAhead
-
-
-# A stat vouches for a note only if the note is older than this before the last update began:
-# on a coarse clock (FAT keeps 2 s, many kernels a few ms) an edit that keeps the size can keep
-# the mtime too, and would otherwise never be read. Younger notes are hashed again (cheap).
-RACY_NS = 2_000_000_000
+from .stemming import stems_fingerprint
 
 
 @dataclass
@@ -93,6 +88,18 @@ def racy_from(con: sqlite3.Connection) -> int | None:
     return int(last) - RACY_NS if last else None
 
 
+STEMS_KEY = "stems"  # meta: the fingerprint of the stemmer that made the index's stems
+
+
+def stems_differ(con: sqlite3.Connection) -> bool:
+    """Whether the index holds notes stemmed by another stemmer than this process's (a
+    PyStemmer upgrade): its stems would no longer meet a question's. An index with no notes
+    holds no stems, and an index from before the fingerprint was kept is another stemmer's."""
+    if con.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+        return False
+    return meta_get(con, STEMS_KEY) != stems_fingerprint()
+
+
 def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     """The index made to match the markdown under `root`, in one write transaction; `report`
     says what changed and what could not be read. `force` re-reads every note."""
@@ -135,6 +142,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
         )
         con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (STEMS_KEY, stems_fingerprint()))
         # Remembered so a later answer still says which notes it could not read.
         con.execute(
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped', ?)",

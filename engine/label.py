@@ -15,13 +15,14 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .stopwords import STOPWORDS
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notefiles import content_problem
-from .notes import parse_note
+from .notes import layout, parse_note, setext_level
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
@@ -48,8 +49,6 @@ _SEQUENCE_MARK = re.compile(r"^[^\W\d_]+ \d+[.:)]\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 # Not words of a heading: an attribute list (`{ #id .class }`) and emoji shortcodes (`:rocket:`).
 _HEADING_MARKUP = re.compile(r"\{[^{}\n]*\}|:[a-z0-9][a-z0-9_+-]*:")
-# A setext level-one underline: the paragraph line above it is a title kb's reader never sees.
-_SETEXT_UNDERLINE = re.compile(r"^ {0,3}=+[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -110,40 +109,28 @@ def searchable(key: str) -> bool:
     return len(kept) > 1 or kept[0] == " ".join(words(key))
 
 
+@lru_cache(maxsize=256)
+def _lines_and_layout(text: str) -> tuple[list[str], tuple[int, dict[int, tuple[int, str]], set[int]]]:
+    """A note's lines and the parser's layout of them: asked for several times per note (its
+    prose, its headings, for the fleet's statistics and for its proposal), made once."""
+    lines = text.splitlines()
+    return lines, layout(lines)
+
+
 def prose_lines(text: str) -> list[str]:
-    """The note's prose: no code blocks, no headings, no tables, html or front matter."""
-    out, in_fence, lines = [], False, text.splitlines()
-    for line in lines[front_matter_end(lines):]:
+    """The note's prose: no code blocks, no headings (`#` or underlined), no tables, html or
+    front matter (the parser's reading of where those are, engine/notes.layout)."""
+    out, in_fence = [], False
+    lines, (front, heads, underlines) = _lines_and_layout(text)
+    for i in range(front, len(lines)):
+        line = lines[i]
         if FENCE.match(line):
             in_fence = not in_fence
             continue
-        if in_fence or _HEADING.match(line) or _NOT_PROSE.match(line):
+        if in_fence or i in heads or i in underlines or _NOT_PROSE.match(line):
             continue
         out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", line))))
     return out
-
-
-def front_matter_end(lines: list[str]) -> int:
-    """How many lines the YAML front matter at the top takes (0 when there is none)."""
-    if lines and lines[0].strip() == "---":
-        for i in range(1, len(lines)):
-            if lines[i].strip() == "---":
-                return i + 1
-    return 0
-
-
-def setext_title_line(lines: list[str]) -> int | None:
-    """The 1-based line of the first paragraph line underlined with `=` (a setext title),
-    outside fences and front matter; None when there is none."""
-    in_fence = False
-    start = front_matter_end(lines)
-    for i in range(start, len(lines)):
-        if FENCE.match(lines[i]):
-            in_fence = not in_fence
-        elif not in_fence and i > start and _SETEXT_UNDERLINE.match(lines[i]) and lines[i - 1].strip() \
-                and not _HEADING.match(lines[i - 1]):
-            return i
-    return None
 
 
 def _heading_name(raw: str) -> str:
@@ -153,15 +140,8 @@ def _heading_name(raw: str) -> str:
 
 
 def headings(text: str) -> list[tuple[int, str]]:
-    out, in_fence = [], False
-    for line in text.splitlines():
-        if FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        m = None if in_fence else _HEADING.match(line)
-        if m:
-            out.append((len(m.group(1)), _heading_name(m.group(2))))
-    return out
+    """The note's headings as the parser finds them (`#` and underlined), each (level, name)."""
+    return [(level, _heading_name(raw)) for level, raw in _lines_and_layout(text)[1][1].values()]
 
 
 _LOCAL_MD_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)", re.IGNORECASE)
@@ -560,16 +540,7 @@ def propose(
 
     purpose = None if note.purpose else first_sentence(text)
     can_write, why_not = True, ""
-    lines = text.splitlines()
-    setext = setext_title_line(lines)
-    if setext is not None and (note.title_line is None or setext < note.title_line):
-        # kb reads only `#` headings: the label would go under a later heading, mid-note.
-        can_write, why_not = False, (f"its title (line {setext}) is underlined with '=', which kb does not read as "
-                                     f"a title: write it as '# {lines[setext - 1].strip()}' first")
-    elif note.title_line is not None and note.title_line <= front_matter_end(lines):
-        can_write, why_not = False, (f"the heading kb reads as its title (line {note.title_line}) is inside the "
-                                     "front matter: a label there would change the front matter")
-    elif note.title_line is None:
+    if note.title_line is None:
         can_write, why_not = False, "no heading to put a label under: give the note a title first"
     elif note.label_line is not None and not note.label_under_title:
         can_write, why_not = False, f"a Search for: line stands at line {note.label_line}, not under the title: move it first"
@@ -610,6 +581,8 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
         lines[i] = body[:keys_end] + sep + new_keys + body[keys_end:] + ending
         return bom + b"".join(lines)
     i = note.title_line - 1
+    if not lines[i].startswith(b"#") and i + 1 < len(lines) and setext_level(text.splitlines()[i + 1]):
+        i += 1  # an underlined title: the label goes under its underline
     _, ending = _split_ending(lines[i])
     eol = ending if ending in (b"\r\n", b"\n", b"\r") else (b"\r\n" if b"\r\n" in data else b"\n")
     insert = eol + b"Search for: " + new_keys + eol

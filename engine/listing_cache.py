@@ -41,12 +41,11 @@ from .atomic import write_atomic
 from .sealedfile import read_sealed, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
-from .notefiles import LISTING_FAILED, list_notes
+from .notefiles import LISTING_FAILED, RACY_NS, list_notes
 
 CACHE_NAME = "listing.cache"
 MAGIC = b"kb-listing-cache\n"
 FORMAT = 1
-RACY_NS = 2_000_000_000  # as engine/indexupdate.RACY_NS: a stat vouches only for what is older
 MAX_BYTES = 64 << 20  # a listing is names and numbers: a larger file is not ours
 # A base of fewer notes (as its index knows them) is walked every time and keeps no listing:
 # trying to read one costs about what walking a few folders does (measured over 2,000 bases

@@ -26,7 +26,7 @@ from .atomic import write_atomic
 from .clean import log_line
 from .fleet import MISSES_FILE
 from .nofollow import open_lock, refuse_links
-from .textfile import read_text
+from .textfile import read_text, text_lines
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -54,8 +54,8 @@ class MissEntry:
 def one_line(question: str) -> str:
     """A question as one log line: no tabs, no newlines, no control characters.
 
-    C1 controls and U+2028/U+2029 too: str.splitlines() breaks a line at U+0085 and both
-    separators, so a question holding one was read back cut short and never counted again.
+    C1 controls too (NEL, U+0085, is one). U+2028 and U+2029 are text, kept as asked: the log
+    is read back a line per "\n" (engine/textfile.text_lines), so they end nothing there.
     """
     # A question that does not encode (a lone surrogate) is logged repaired, not lost in a
     # UnicodeEncodeError that would also cost the reader the answer.
@@ -72,7 +72,7 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
     entries: list[MissEntry] = []
     stray: list[tuple[int, str]] = []
     owner: MissEntry | None = None  # the entry a `looked like:` line may belong to
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text_lines(text), start=1):
         if not line.strip():
             continue
         if line.startswith("#"):

@@ -16,6 +16,12 @@ from .clean import is_valid_text, shown
 
 
 MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
+# A stat vouches for a note, or a folder's listing, only if it is older than this before the
+# last update (or walk) began: on a coarse clock (FAT keeps 2 s, many kernels a few ms) an
+# edit that keeps the size can keep the mtime too, and would otherwise never be read. Younger
+# notes are hashed again (cheap). Read by the index update, the kept listing and the opening
+# cache: one number, so none trusts a stat another doubts.
+RACY_NS = 2_000_000_000
 
 
 def content_hash(data: bytes) -> str:

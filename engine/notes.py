@@ -5,6 +5,15 @@ stands directly under its title: only blank lines may come between. Everything e
 note is prose for the text index; the label line never is, because the label is the
 keyword scorer's corpus and indexing it twice would make one source look like two scorers
 agreeing.
+
+Markdown as notes are written (docs/labels.md, "What kb reads as markdown"):
+- YAML front matter (a first line `---`, closed by `---` or `...`, every line between shaped
+  like YAML) is data, not prose: it is not indexed, and a `# ` line in it is a YAML comment,
+  not a heading. Its `title:` names a note that has no heading. Label, purpose and date lines
+  are read in it as anywhere (a `date:` there is the note's date).
+- A paragraph line underlined with `=` (level one) or `-` (level two, two or more) is a
+  heading (setext), as every renderer shows it; the underline is not prose. Only the one line
+  above is the heading's text (a renderer joins a longer paragraph: rare in notes).
 """
 
 from __future__ import annotations
@@ -36,6 +45,16 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 # Markdown links to other notes: [text](relative/path.md#anchor) and [[wiki link]].
 _MD_LINK = re.compile(r"\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+# A setext underline, and the lines that cannot be the text above one: indented code, a quote,
+# a table row, html, a list item, a thematic break (CommonMark reads each of these as its own
+# block, never as a heading's text).
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-{2,})[ \t]*$")
+_NOT_SETEXT_TEXT = re.compile(r"^(?: {4}|\t)|^ {0,3}(?:[>|<]|[-*+](?:\s|$)|\d{1,9}[.)](?:\s|$)|(?:[-*_][ \t]*){3,}$)")
+# Front matter: what a line between the fences may look like (a key, a list item, an indented
+# value, a comment), so a note that opens with a rule and prose is not swallowed whole.
+_YAML_LINE = re.compile(r"^(?:[ \t#]|-(?:\s|$)|[^\s:#][^:]*:(?:\s|$))")
+_YAML_TITLE = re.compile(r"^title[ \t]*:[ \t]*(.*)$")
+FRONT_MATTER_MAX_LINES = 200  # past this, a `---` block at the top is not front matter
 
 
 
@@ -49,6 +68,54 @@ SKILL_DIRS = frozenset({"skills", "protocols", "templates"})
 TOOL_DIRS = frozenset({"tools"})
 # A map is a reading list for people; the catalogue never consults it.
 MAP_NAMES = frozenset({"map.md", "_map.md"})
+
+
+def front_matter_state(lines) -> int | None:
+    """Over a note's first lines: how many the front matter takes (the closing line
+    included), 0 when they hold none, None when they cannot tell yet (all YAML so far)."""
+    if not lines:
+        return None
+    if lines[0].rstrip() != "---":
+        return 0
+    for i, line in enumerate(lines[1:], start=1):
+        if line.rstrip() in ("---", "..."):
+            return i + 1
+        if i >= FRONT_MATTER_MAX_LINES or (line.strip() and not _YAML_LINE.match(line)):
+            return 0
+    return None
+
+
+def front_matter_end(lines: list[str]) -> int:
+    """How many lines the YAML front matter at the top takes (0 when there is none)."""
+    return front_matter_state(lines) or 0
+
+
+def front_matter_title(lines) -> str:
+    """The `title:` of the front matter's lines (quotes dropped), or ""."""
+    for line in lines:
+        m = _YAML_TITLE.match(line)
+        if m:
+            value = m.group(1).strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
+                value = value[1:-1]
+            return value.strip()
+    return ""
+
+
+def setext_level(line: str) -> int:
+    """1 or 2 when the line underlines the one above it (`===` / `---`), else 0."""
+    if line[:4].lstrip()[:1] not in ("=", "-"):  # most lines: no pattern tried
+        return 0
+    m = _SETEXT_UNDERLINE.match(line)
+    return 0 if m is None else 1 if m.group(1)[0] == "=" else 2
+
+
+def setext_text(line: str) -> str | None:
+    """The heading a line makes when underlined, or None when it cannot be one: blank, a
+    label line, or a block of its own kind (the caller has ruled out fences and `#` headings)."""
+    if not line.strip() or _NOT_SETEXT_TEXT.match(line) or setext_level(line) or (":" in line and _LABEL.match(line)):
+        return None
+    return line.strip()
 
 
 def heading_text(m: re.Match) -> str:
@@ -124,28 +191,16 @@ def parse_note(relpath: str, text: str) -> Note:
     date = None
     problems: list[str] = []
 
+    front = front_matter_end(lines)
+    heads, underlines = _headings(lines, front)
     # The title is the first level-one heading, else the first heading of any level.
-    in_fence = False
-    first_heading = None
-    for i, line in enumerate(lines):
-        if _is_fence(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        m = _HEADING.match(line) if line[:1] == "#" else None
-        if m:
-            if len(m.group(1)) == 1:
-                title, title_line = heading_text(m), i
-                break
-            if first_heading is None:
-                first_heading = (heading_text(m), i)
-    if title_line is None and first_heading is not None:
-        title, title_line = first_heading
+    first = next((i for i, (level, _) in heads.items() if level == 1), next(iter(heads), None))
+    if first is not None:
+        title, title_line = heads[first][1], first
 
     # The label counts only directly under the title; elsewhere it is reported, not used.
     if title_line is not None:
-        j = title_line + 1
+        j = title_line + 1 + (title_line + 1 in underlines)  # past an underline
         while j < len(lines) and not lines[j].strip():
             j += 1
         if j < len(lines):
@@ -172,11 +227,11 @@ def parse_note(relpath: str, text: str) -> Note:
     if label_under_title and not keys:
         problems.append("the Search for: line has no keys")
 
-    sections = _sections(lines, title, label_lines)
+    sections = _sections(lines, title, label_lines | underlines, heads, front)
     links = tuple(dict.fromkeys(_links(text)))
     return Note(
         relpath=relpath,
-        title=title or PurePosixPath(relpath).stem,
+        title=title or front_matter_title(lines[1:front]) or PurePosixPath(relpath).stem,
         keys=keys,
         purpose=purpose,
         is_entry=label_under_title and bool(keys),
@@ -202,37 +257,76 @@ def _links(text: str) -> list[str]:
     return [t for t in out if t]
 
 
-def _sections(lines: list[str], title: str, label_lines: set[int]) -> tuple[Section, ...]:
-    """Split at headings; each section's heading path names where it sits in the note."""
+def layout(lines: list[str]) -> tuple[int, dict[int, tuple[int, str]], set[int]]:
+    """How a note's lines are laid out, as parse_note reads them: the front matter's length,
+    the headings (line -> (level, text), in order) and the setext underlines. For readers
+    that must agree with it (kb label's statistics and where it writes)."""
+    front = front_matter_end(lines)
+    return (front, *_headings(lines, front))
+
+
+def _headings(lines: list[str], front: int) -> tuple[dict[int, tuple[int, str]], set[int]]:
+    """Every heading below the front matter, outside fences, as line -> (level, text), in
+    order; and the setext underlines (not prose)."""
+    heads: dict[int, tuple[int, str]] = {}
+    underlines: set[int] = set()
+    in_fence = False
+    plain = -1  # the last line that was neither a fence, inside one, a heading nor an underline
+    for i in range(front, len(lines)):
+        line = lines[i]
+        first = line[:1]
+        if first and first not in "#=-`~" and not first.isspace():
+            plain = i  # most lines: prose, which no fence, heading or underline starts with
+            continue
+        if _is_fence(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line) if line[:1] == "#" else None
+        if m:
+            heads[i] = (len(m.group(1)), heading_text(m))
+            continue
+        level = setext_level(line) if plain == i - 1 else 0
+        above = setext_text(lines[i - 1]) if level else None
+        if above is not None:
+            heads[i - 1] = (level, above)
+            underlines.add(i)
+            continue
+        plain = i
+    return heads, underlines
+
+
+def _sections(lines: list[str], title: str, left_out: set[int], heads: dict[int, tuple[int, str]],
+              front: int) -> tuple[Section, ...]:
+    """Split at headings; each section's heading path names where it sits in the note. The
+    front matter and the `left_out` lines (labels, underlines) are not prose."""
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     buf: list[str] = []
-    start = 0
-    in_fence = False
+    start = front
 
     def path() -> str:
         return " > ".join(h for _, h in stack) or title
 
-    def flush(end_start: int) -> None:
+    def flush() -> None:
         body = "\n".join(buf).strip()
         if body or not sections:
             sections.append(Section(heading_path=path(), text=body, line=start + 1))
 
-    for i, line in enumerate(lines):
-        if _is_fence(line):
-            in_fence = not in_fence
-        m = None if in_fence or line[:1] != "#" else _HEADING.match(line)
-        if m:
-            flush(i)
+    for i in range(front, len(lines)):
+        head = heads.get(i)
+        if head:
+            flush()
             buf = []
             start = i
-            level = len(m.group(1))
+            level = head[0]
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            stack.append((level, heading_text(m)))
+            stack.append(head)
             continue
-        if i in label_lines:
+        if i in left_out:
             continue
-        buf.append(line)
-    flush(len(lines))
+        buf.append(lines[i])
+    flush()
     return tuple(s for s in sections if s.text)

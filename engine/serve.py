@@ -28,6 +28,7 @@ from .errors import KbError
 from .memory import Memory
 from .errors import os_error_line
 from .rpcwire import CheckedWire
+from .toolargs import argument_problem
 
 log = logging.getLogger("kb.serve")
 STALE_CHECK_SECONDS = 1.0  # a long-lived server re-reads changed notes, at most this often
@@ -123,6 +124,8 @@ def build_server(memory: "Memory"):
 
         return call
 
+    server.middleware.append(_typed_arguments(server))
+
     @server.tool(name="kb_route")
     @guarded
     def kb_route(question: str, top: int = 5) -> dict[str, Any]:
@@ -160,6 +163,30 @@ def build_server(memory: "Memory"):
         return list_notes(memory, path)
 
     return server
+
+
+def _typed_arguments(server):
+    """A middleware (the library's public hook, run before its own lax validation) that
+    answers a tools/call whose arguments do not fit the tool's schema with JSON-RPC's
+    invalid params, naming the argument (engine/toolargs)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    schemas: dict[str, dict[str, Any]] = {}
+
+    async def check(ctx, call_next):
+        params = ctx.params if ctx.method == "tools/call" and isinstance(ctx.params, dict) else {}
+        name = params.get("name")
+        if isinstance(name, str):
+            if not schemas:
+                schemas.update((t.name, t.input_schema) for t in await server.list_tools())
+            problem = argument_problem(name, schemas[name], params.get("arguments")) if name in schemas else None
+            if problem:
+                log.info("refused: %s", problem)
+                raise MCPError(INVALID_PARAMS, f"Invalid params: {problem}")
+        return await call_next(ctx)
+
+    return check
 
 
 def serve(paths: list[str]) -> int:

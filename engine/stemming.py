@@ -19,6 +19,7 @@ imports without it.
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 
 from .normalize import fold, words
@@ -204,3 +205,31 @@ def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
             # stem the notes hold (_kept, "com0"): never "com", which nearly every note holds.
             out.setdefault(stem_words([t], lang)[0], None)
     return tuple(out)
+
+
+# Words whose stems say which stemmer made an index: each language's suffix rules (Snowball
+# step by step), the Portuguese endings above, and stems that are stopwords (_kept). An
+# upgrade of PyStemmer that moves a stem moves the fingerprint, and the index is rebuilt
+# (engine/indexupdate.stems_differ) instead of keeping stems no question is stemmed to.
+_FINGERPRINT_WORDS = {
+    "english": (
+        "caresses", "ponies", "agreed", "hoping", "sized", "happily", "relational", "conditional",
+        "generously", "electricity", "hopefulness", "formalize", "adjustment", "dependable",
+        "effective", "communism", "controlling", "deployments", "dying", "skies", "news", "likely",
+        "doses", "notes", "arguing", "gently", "replacement", "sensibility", "national", "running",
+    ),
+    "portuguese": (
+        "recuperacao", "informacoes", "comer", "comia", "felizmente", "livros", "cantavamos",
+        "amaveis", "possibilidade", "corretamente", "producao", "pessoas", "decidiram",
+        "rapidamente", "inteligencia", "importancias", "terrivel", "irmaos", "paes", "alemaes",
+    ),
+}
+
+
+@lru_cache(maxsize=None)
+def stems_fingerprint() -> str:
+    """A digest of the stems this process makes of a fixed list of words, in both languages."""
+    digest = hashlib.blake2b(digest_size=8)
+    for language, sample in _FINGERPRINT_WORDS.items():
+        digest.update(f"{language}:{' '.join(stem_words(list(sample), language))}\n".encode())
+    return digest.hexdigest()

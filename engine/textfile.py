@@ -1,6 +1,11 @@
 """Reading the text files a person writes for kb (fleet.txt, agent.txt, gold.tsv,
 kb-aliases.txt, kb-misses.txt, the constitution files): one reader, so they all agree.
 
+Where one line ends: at "\n" alone (a "\r" before it is a Windows ending, dropped), in
+kb-aliases.txt and kb-misses.txt. str.splitlines() also ends a line at U+2028, U+2029,
+NEL, a form feed and more, which text pasted from a web page carries inside a question: it
+cut the question or the alias in two and put every later line at the wrong number.
+
 A leading UTF-8 byte-order mark is accepted and dropped: Windows editors write one, and left
 in place it became part of the first key (`\\ufeffname`), the first question, or an unreadable
 first miss whose count then restarted.
@@ -18,3 +23,11 @@ def read_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
     """The file's text as UTF-8, without a leading BOM. Raises what open()/decode raise."""
     text = Path(path).read_text(encoding="utf-8", errors=errors)
     return text[1:] if text.startswith(BOM) else text
+
+
+def text_lines(text: str) -> list[str]:
+    """The file's lines as an editor numbers them: split at "\n", each without its "\r\n"."""
+    lines = text.split("\n")
+    if lines[-1] == "":  # the last line's own ending is no line after it
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]

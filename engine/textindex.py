@@ -27,7 +27,7 @@ from .indexrecovery import (
     SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_unwritable, os_why,
 )
 from .indexschema import SCHEMA_VERSION, create_schema, meta_get
-from .indexupdate import IndexReport, bring_up_to_date, is_stale
+from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
 from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
 from .stemming import stem_question
@@ -131,6 +131,10 @@ class TextIndex:
             else:
                 con.execute("SELECT count(*) FROM files").fetchone()
                 con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
+                if stems_differ(con):
+                    # Stemmed by another PyStemmer (an upgrade): an upgrade, rebuilt as one.
+                    other_version = True
+                    raise sqlite3.DatabaseError("stems made by another stemmer")
             return con
         except OSError as e:  # `.kb` cannot be made: a read-only fleet, no permission, a file there
             return self._in_memory(os_why(self.path.parent, e))

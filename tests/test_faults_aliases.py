@@ -29,6 +29,29 @@ def test_a_windows_file_keeps_every_byte_and_the_new_line_takes_its_ending(tmp_p
     assert [a.alias for a in aliases] == [("prot",), ("foo",), ("ci",)] and not problems
 
 
+@pytest.mark.parametrize("inside", ["\u2028", "\u2029", "\x85", "\x0c"])
+def test_only_a_newline_ends_an_aliases_line(tmp_path, inside):
+    # str.splitlines() cut "rollback<U+2028>plan = ..." in two: an alias refused at line 1, a
+    # wrong one in force, and every later problem reported one line too far down.
+    path = tmp_path / "kb-aliases.txt"
+    path.write_text(f"undo{inside}plan = rollback procedure\r\nnot an alias\nprot = protein\n", encoding="utf-8")
+    aliases, problems = read_aliases(path)
+    assert [(a.alias, a.line) for a in aliases] == [(("undo", "plan"), 1), (("prot",), 3)]
+    assert problems == [(2, "not `alias = canonical`")]
+
+
+def test_an_alias_line_holding_a_separator_is_appended_once_and_read_back_whole(tmp_path):
+    path = tmp_path / "kb-aliases.txt"
+    path.write_bytes(b"prot = protein\n")
+    line = "undo\u2028plan = rollback"
+    assert append_alias(path, line) is True
+    assert append_alias(path, line) is False  # found whole: not appended twice
+    assert path.read_text(encoding="utf-8") == f"prot = protein\n{line}\n"
+    assert [a.alias for a in read_aliases(path)[0]] == [("prot",), ("undo", "plan")]
+    with pytest.raises(OSError, match="holds a line break"):
+        append_alias(path, "a = b\nc = d")
+
+
 @pytest.mark.parametrize("kind", ["read-only", "latin-1", "fifo"])
 def test_a_file_that_cannot_take_the_line_is_refused_in_one_line_and_unchanged(tmp_path, kind):
     path = tmp_path / "kb-aliases.txt"

@@ -36,3 +36,18 @@ def test_a_count_of_asks_that_measures_nothing_is_refused(demo, asks):
     r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--asks", asks)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == f"kb: --asks {asks}: give a count of asks, 1 or more"
+
+
+@pytest.mark.parametrize("asks", ["100000000000000000000", "100001"])
+def test_a_count_of_asks_no_one_would_wait_for_is_refused(demo, asks):
+    # Before the bound, the SPEED block ran the set 10**20 / 7 times: the process never ended
+    # (10,000 asks on the demo take about 7 s, so the bound is about a minute there).
+    r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--asks", asks, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"kb: --asks {asks}: at most 100,000 asks (a median is steady long before)"
+
+
+def test_a_count_of_asks_written_as_a_float_is_refused_by_the_parser(demo):
+    r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--asks", "1e20", timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "argument --asks: invalid int value: '1e20'" in r.stderr

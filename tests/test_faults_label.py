@@ -1,7 +1,8 @@
 """`kb label --write` against notes as people really have them: a byte-order mark, a setext
-title, a YAML comment in the front matter, a read-only note, bytes kb does not index, a link
-named on the command line, a file name holding a newline. Each is written where it belongs
-or refused in one line naming the file, and nothing else changes. One real `kb label --write`
+title (the label goes under its underline), a YAML comment in the front matter (no heading:
+the label goes under the `# ` title below it), a read-only note, bytes kb does not index, a
+link named on the command line, a file name holding a newline. Each is written where it
+belongs or refused in one line naming the file, and nothing else changes. One real `kb label --write`
 over one folder holding all of them; each test reads its own note's outcome.
 """
 
@@ -21,9 +22,10 @@ NOTES = {
     # A Windows editor's note: the title is line one behind the mark.
     "bom.md": b"\xef\xbb\xbf# Gadget handbook\n\nThe gadget handbook covers gadgets.\n\n## Gadget wiring\n\n"
               b"Gadget wiring is hard. Gadget wiring again.\n",
-    # Underlined title: kb reads only `#` headings, so the label would land under `## Rocket fuel`.
+    # Underlined title: the label goes under the underline (kb once read only `#` headings, and
+    # refused it: the label would have landed under `## Rocket fuel`).
     "setext.md": b"Rocket manual\n=============\n\nRockets fly high.\n\n## Rocket fuel\n\nRocket fuel burns. Rocket fuel.\n",
-    # A YAML comment is a `# ` line: kb's reader takes it for the title.
+    # A YAML comment is a `# ` line: kb's reader once took it for the title, and kb label refused.
     "front.md": b"---\n# yaml-language-server: $schema=x\ntitle: Boats\n---\n# Boats\n\nBoats float on water.\n",
     "readonly.md": b"# Kite flying\n\nKites fly in the wind. Kites need wind.\n",
     "latin.md": b"# Coffee\n\nCaf\xe9 prose about coffee. Coffee beans.\n",
@@ -96,9 +98,19 @@ def test_merge_adds_keys_to_the_label_line_it_read_and_keeps_its_trailing_space(
     assert new == data.replace(b"Search for: wafers  \n", b"Search for: wafers, " + keys + b"  \n")
 
 
+@pytest.mark.parametrize("name, title", [("setext.md", b"Rocket manual\n=============\n"),
+                                         ("front.md", b"---\n# yaml-language-server: $schema=x\ntitle: Boats\n---\n# Boats\n")])
+def test_the_label_goes_under_an_underlined_title_and_below_the_front_matter(labelled, name, title):
+    root, before, out, _ = labelled
+    assert f"notes/{name}" in out["written"], out
+    prop = next(p for p in out["proposals"] if p["note"] == name)
+    inserted = ("\n" + prop["label_line"] + "\n" + prop["purpose_line"] + "\n").encode()
+    assert (root / name).read_bytes() == title + inserted + before[name][len(title):]
+    note = parse_note(name, (root / name).read_text())
+    assert note.is_entry and note.title == prop["title"] == ("Rocket manual" if name == "setext.md" else "Boats")
+
+
 @pytest.mark.parametrize("name, words", [
-    ("setext.md", "underlined with '='"),
-    ("front.md", "inside the front matter"),
     ("readonly.md", "read-only"),
     ("latin.md", "not UTF-8 (byte 0xe9 at offset 13)"),
     ("binary.md", "binary, not markdown"),
@@ -121,7 +133,7 @@ def test_a_link_named_on_the_command_line_never_writes_its_target(labelled):
 def test_every_refusal_is_one_line_even_for_a_name_holding_a_newline(labelled):
     _, _, out, stderr = labelled
     lines = stderr.splitlines()
-    assert len(lines) == len(out["refused"]) == 7, stderr
+    assert len(lines) == len(out["refused"]) == 5, stderr
     assert all(line.startswith("kb: ") for line in lines), stderr
     assert any("odd\\nkb: forged line.md" in line for line in lines), stderr
 

@@ -64,21 +64,27 @@ def _fields(a) -> dict:
 @st.composite
 def note_text(draw) -> str:
     parts = []
+    if draw(st.integers(0, 3)) == 0:  # YAML front matter, a comment in it that is no heading
+        parts.append("---\n# yaml comment\ntitle: " + " ".join(draw(st.lists(word, min_size=1, max_size=3)))
+                     + "\ntags:\n  - x\n---")
     if draw(st.booleans()):
-        parts.append("# " + " ".join(draw(st.lists(word, min_size=1, max_size=3))))
+        t = " ".join(draw(st.lists(word, min_size=1, max_size=3)))
+        parts.append(draw(st.sampled_from([f"# {t}", f"{t}\n" + "=" * len(t)])))
     if draw(st.integers(0, 3)):
         keys = draw(st.lists(st.lists(word, min_size=1, max_size=3).map(" ".join), max_size=4))
         parts.append(draw(st.sampled_from(["Search for: ", "**Search for:** ", "Buscar por: "])) + ", ".join(keys))
     if draw(st.booleans()):
         parts.append("Exists to: " + " ".join(draw(st.lists(word, min_size=1, max_size=5))))
     for _ in range(draw(st.integers(0, 5))):
-        kind = draw(st.sampled_from(["h2", "h3", "para", "long", "link", "fence", "date", "blank"]))
+        kind = draw(st.sampled_from(["h2", "h3", "para", "long", "link", "fence", "date", "blank", "setext", "rule"]))
         w = " ".join(draw(st.lists(word, min_size=1, max_size=12)))
         parts.append({
             "h2": f"## {w}", "h3": f"### {w} ###", "para": w, "blank": "",
             "long": "\n\n".join([w + "."] * draw(st.integers(20, 120))),  # past the 1,800-character window
             "link": f"See [{w}](../knowledge/n1.md#part) and [[n2|{w}]].",
             "fence": f"```\n# not a heading {w}\n```",
+            "setext": f"{w}\n" + draw(st.sampled_from(["===", "---", "-", "  ==="])),  # "-": a list item
+            "rule": f"{w}\n\n---\n- {w}\n---",  # a rule after a blank line; under a list item
             "date": "Date: 2026-01-0" + str(draw(st.integers(1, 9))),
         }[kind])
     return "\n\n".join(parts) + draw(st.sampled_from(["\n", "", "\r\n", "\n\n\n"]))

@@ -42,3 +42,43 @@ def test_a_word_whose_stem_is_a_stopword_is_reachable(base, question, note):
     assert found[:1] == [note], question
     # Not through the stopword: the note that only says "com" (with) is not found for "comer".
     assert "notes/cachorros.md" not in found
+
+
+# An older (or newer) Snowball: here one that stems nothing, as a PyStemmer whose rules
+# differ on every word. Put first on the path of the process that builds the index.
+OTHER_STEMMER = '''
+class Stemmer:
+    def __init__(self, language):
+        pass
+
+    def stemWord(self, word):
+        return word
+
+    def stemWords(self, words):
+        return list(words)
+'''
+
+
+def test_an_index_another_stemmer_wrote_is_rebuilt_with_this_ones_stems(demo, tmp_path):
+    import json
+
+    from conftest import REPO, copy_demo, run_kb
+
+    shim = tmp_path / "other-stemmer"
+    shim.mkdir()
+    (shim / "Stemmer.py").write_text(OTHER_STEMMER, encoding="utf-8")
+    built = run_kb("index", str(demo), env={"PYTHONPATH": f"{shim}:{REPO}"})
+    assert built.returncode == 0, built.stderr
+    fresh = copy_demo(tmp_path / "fresh")
+    question = "what do the deploys check before production releases"
+
+    def route(fleet):
+        r = run_kb("route", question, str(fleet), "--json")
+        assert r.returncode == 0, r.stderr
+        return [(x["base"], x["path"], x["why"], x["score"]) for x in json.loads(r.stdout)["results"]]
+
+    # The stems the index holds are this stemmer's, as a fresh index's are; before, the
+    # other stemmer's stayed until a note changed, and the text leg found other notes.
+    assert route(demo) == route(fresh)
+    again = run_kb("index", str(demo))
+    assert "rebuilt" not in again.stdout  # rebuilt once, not on every run

@@ -134,7 +134,25 @@ def test_a_listing_is_kept_only_for_folders_older_than_the_clock_can_vouch_for(t
     time.sleep(listing_cache.RACY_NS / 1e9 + 0.2)
     listing_cache.notes_on_disk(base, NOTES)
     assert kept.exists()
-    assert listing_cache.RACY_NS == indexupdate.RACY_NS
+
+
+def test_how_far_a_stat_vouches_is_defined_once():
+    # The kept listing and the index update must doubt the same stats: two copies of the
+    # number (an import cycle once kept them apart) could drift, and one would trust a stat
+    # the other doubts.
+    import ast
+
+    engine_dir = Path(indexupdate.__file__).parent
+    homes = [
+        str(path.relative_to(engine_dir.parent))
+        for path in sorted(engine_dir.rglob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == "RACY_NS"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+    ]
+    assert homes == ["engine/notefiles.py"]
+    assert listing_cache.RACY_NS is indexupdate.RACY_NS
 
 
 def test_a_small_base_keeps_no_listing(tmp_path, monkeypatch):

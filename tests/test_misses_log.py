@@ -117,6 +117,28 @@ def test_a_question_is_one_line_whatever_was_typed(tmp_path):
     assert "\x1b" not in log.read_text()
 
 
+@pytest.mark.parametrize("inside", ["\u2028", "\u2029"])
+def test_a_question_holding_a_unicode_line_separator_comes_back_as_asked(tmp_path, inside):
+    # Text pasted from a web page carries U+2028: a character, not a line end. The log wrote it
+    # as a space and str.splitlines() would have cut the line there; only \n and \r\n end one.
+    log = tmp_path / "kb-misses.txt"
+    asked = f"how do I{inside}roll back"
+    for day in ("2026-09-01", "2026-09-02"):
+        record(log, asked, ["roll, back"], day)
+    entries, problems = load(log)
+    assert problems == []
+    assert [(e.question, e.count, e.looked_like) for e in entries] == [(asked, 2, "roll, back")]
+
+
+def test_a_hand_edited_line_holding_a_separator_is_one_line_at_its_own_number(tmp_path):
+    log = tmp_path / "kb-misses.txt"
+    log.write_text(HEADER + "3\t2026-09-01\t2026-09-02\tfirst\x85half\u2028second half\r\n"
+                   "    looked like: a\u2029b\r\nnot a miss\n", encoding="utf-8")
+    entries, problems = load(log)
+    assert [(e.question, e.count, e.looked_like) for e in entries] == [("first\x85half\u2028second half", 3, "a\u2029b")]
+    assert problems == [f"{log}:{HEADER.count(chr(10)) + 3}: not a miss (count, first seen, last seen, question): not a miss"]
+
+
 def test_a_line_the_reader_cannot_parse_is_kept_not_erased(tmp_path):
     log = tmp_path / "kb-misses.txt"
     log.write_text(HEADER + "2\t2026-09-01\t2026-09-02\tkept question\n    looked like: a, b\nhand-written note\n")

@@ -148,3 +148,45 @@ def test_kb_route_does_not_import_mcp():
     code = "import sys, engine.cli, engine.cli.who, engine.memory; print('mcp' in sys.modules)"
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() == "False", p.stderr
+
+
+# Each call's arguments are sloppy in one way a lax reading let through ("yes" was true, "5"
+# was 5, True was a top of 1, a misspelt argument was dropped) or refused in a
+# many-line pydantic dump inside a tool result. Each must come back as JSON-RPC's
+# invalid params (-32602), in one line naming the tool and the argument.
+SLOPPY = [
+    ("kb_remember", {"claim": "Sleep eight hours", "path": "yaron/knowledge/sloppy.md", "write": "yes",
+                     "keys": ["sleep"]}, "kb_remember: write must be a boolean (true or false), not a string"),
+    ("kb_remember", {"claim": "a fact", "keys": "sleep"}, "kb_remember: keys must be an array of strings or null, not a string"),
+    ("kb_remember", {"claim": "a fact", "keys": ["sleep", 3]}, "kb_remember: keys[1] must be a string, not an integer"),
+    ("kb_remember", {"claim": "a fact", "wirte": True}, "kb_remember: no argument named wirte (it takes claim, path, write, keys, title, purpose)"),
+    ("kb_remember", {"path": "yaron/x.md"}, "kb_remember: claim is required"),
+    ("kb_route", {"question": "protein", "top": "5"}, "kb_route: top must be an integer, not a string"),
+    ("kb_route", {"question": "protein", "top": True}, "kb_route: top must be an integer, not a boolean"),
+    ("kb_route", {"question": "protein", "top": 2.5}, "kb_route: top must be an integer, not a number"),
+    ("kb_retrieve", {"question": ["protein"]}, "kb_retrieve: question must be a string, not an array"),
+    ("kb_list", {"path": 3}, "kb_list: path must be a string or null, not an integer"),
+    ("kb_fleet", {"verbose": True}, "kb_fleet: no argument named verbose (it takes none)"),
+]
+
+
+def test_arguments_are_typed_and_a_wrong_one_is_invalid_params_naming_it(demo):
+    from mcp.shared.exceptions import MCPError
+
+    async def script(c):
+        out = []
+        for name, args, _ in SLOPPY:
+            try:
+                r = await c.call_tool(name, args)
+                out.append(("result", r.is_error, r.content[0].text if r.content else ""))
+            except MCPError as e:
+                out.append((e.code, e.message))
+        out.append(await c.call_tool("kb_route", {"question": GOLD_FIRST, "top": 2}))
+        out.append(await c.call_tool("kb_list", {"path": None}))
+        return out
+
+    *refused, typed, listed = _talk([demo], script)
+    assert refused == [(-32602, f"Invalid params: {why}") for _, _, why in SLOPPY]
+    assert not (demo / "yaron" / "knowledge" / "sloppy.md").exists()
+    assert len(_json(typed)["results"]) == 2  # well-typed calls are untouched
+    assert len(_json(listed)["notes"]) == 11

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import KbError
-from ..evaluate import run_eval
+from ..evaluate import SPEED_MAX_ASKS, run_eval
 from ..memory import Memory
 from ..render import json_line
 
@@ -11,6 +11,8 @@ from ..render import json_line
 def cmd_eval(args) -> int:
     if args.asks < 1:  # a median of no asks is no figure, and a negative count is a typo
         raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
+    if args.asks > SPEED_MAX_ASKS:
+        raise KbError(f"--asks {args.asks}: at most {SPEED_MAX_ASKS:,} asks (a median is steady long before)")
     report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
@@ -21,6 +23,6 @@ def add_eval(sub) -> None:
     ev.add_argument("gold", metavar="GOLD")
     ev.add_argument("paths", nargs="+", metavar="PATH")
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
-    ev.add_argument("--asks", type=int, default=1000, metavar="N", help="asks timed for SPEED (default 1000)")
+    ev.add_argument("--asks", type=int, default=1000, metavar="N", help=f"asks timed for SPEED (default 1000, at most {SPEED_MAX_ASKS:,})")
     ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")
     ev.set_defaults(func=cmd_eval)
