@@ -356,6 +356,7 @@ class _Windows:
 
     def __init__(self) -> None:
         self.buf = ""  # the text from the current window's start, trailing space held back
+        self.behind = ""  # the CHUNK_CHARS characters before it: the last window starts there
         self.more: list[str] = []
         self.more_len = 0
         self.ws = ""  # trailing whitespace, kept until more text follows (the body is stripped)
@@ -399,6 +400,8 @@ class _Windows:
                 out.append(piece)
             self.cut = True
             pos = max(end - CHUNK_OVERLAP, pos + 1)
+        if pos:
+            self.behind = (self.behind + buf[:pos])[-CHUNK_CHARS:]
         self.buf = buf[pos:]
         return out
 
@@ -408,5 +411,6 @@ class _Windows:
             return out
         if not self.cut:
             return out + ([self.buf] if self.buf.strip() else [])
-        piece = self.buf.strip()
+        # A full last window, as chunking.windows() makes it: the section's last CHUNK_CHARS.
+        piece = (self.behind + self.buf)[-CHUNK_CHARS:].strip()
         return out + ([piece] if piece else [])

@@ -54,6 +54,7 @@ from .rrf import rrf, rrf_top
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
+from .textpool import TextHits, TextPool
 from .textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
 
 if TYPE_CHECKING:
@@ -371,7 +372,7 @@ class Memory:
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
-            text=tuple(text), results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
+            text=text, results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
             text_ms=(t1 - t0) * 1000, fuse_ms=(time.perf_counter() - t1) * 1000,
         )
 
@@ -383,9 +384,9 @@ class Memory:
         """
         if fusion_options is None:
             # The page alone is read: the fused order down to its last row, not every entry's.
-            fused = rrf_top(_ids(keyword), [h.id for h in text], query.offset + max(query.top, 0))
+            fused = rrf_top(_ids(keyword), _text_ids(text), query.offset + max(query.top, 0))
         else:
-            fused = rrf(_ids(keyword), [h.id for h in text])
+            fused = rrf(_ids(keyword), _text_ids(text))
         fusion = None
         if fusion_options is not None:
             from .purpose.reading import fuse_reading_list
@@ -411,7 +412,7 @@ class Memory:
         )[0]
 
     def _answer(self, query: Query, routed: Routed, reading: Reading) -> Answer:
-        snap, keyword, text_ids = routed.snap, routed.keyword, [h.id for h in reading.text]
+        snap, keyword, text_ids = routed.snap, routed.keyword, _text_ids(reading.text)
         n = snap.catalogue.n
         # The top two scores and the top id read from the ranking: no hit is built for them
         # (kb misses re-asks thousands of questions and shows none of these hits).
@@ -580,31 +581,25 @@ class Memory:
 
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
-    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> list[TextHit]:
-        found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
+    def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None) -> TextHits:
+        # BM25 values from separate bases are compared as they are: each base's statistics are
+        # their own, which is the price of an index per agent (docs/decisions.md, "Several
+        # bases, one text leg"). A hit is made for the pool only.
+        pool = TextPool(RANK_CANDIDATE_POOL)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
-            if ceiling is not None and len(found) == RANK_CANDIDATE_POOL and ceiling < -found[-1][0]:
-                # No file of this base can score as high as the pool's last, and the bases
-                # left are ordered by that ceiling: none of them can place a file either.
-                break
+            if ceiling is not None:
+                last = pool.last_if_full()
+                if last is not None and ceiling < last:
+                    # No file of this base can score as high as the pool's last, and the bases
+                    # left are ordered by that ceiling: none of them can place a file either.
+                    break
             ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             # The resident leg's matches are columns: no match is built to be merged and dropped.
-            paths, scores = (ms.paths, ms.scores) if isinstance(ms, Matches) else (
-                [m.path for m in ms], [m.score for m in ms])
-            prefix = name + "/"
-            found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
-                         [ms] * len(paths), range(len(paths)))
-            # BM25 values from separate bases are compared as they are: each base's statistics
-            # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-            # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
-            # after each base is the pool of all of them); a hit is made for the pool only.
-            found.sort(key=lambda f: (f[0], f[1]))
-            del found[RANK_CANDIDATE_POOL:]
-        hits = []
-        for _, _, name, ms, k in found:
-            m = ms[k]
-            hits.append(TextHit(name, m.path, m.score, m.chunk))
-        return hits
+            if isinstance(ms, Matches):
+                pool.add(name, ms, ms.paths, ms.scores)
+            else:
+                pool.add(name, ms, [m.path for m in ms], [m.score for m in ms])
+        return pool.hits()
 
     def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
         """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
@@ -706,9 +701,9 @@ class Memory:
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
-        text_by_id = {h.id: h for h in text_hits}
+        # A row's text rank is its place in the text leg's hits: only the page's hits are built.
         if with_passages:  # the page's chunks in one read per base (the resident leg reads them late)
-            read_all(text_by_id[ident].chunk for ident, _, _ in fused[: max(top, 0)] if ident in text_by_id)
+            read_all(text_hits[trank - 1].chunk for _, _, (_, trank) in fused[: max(top, 0)] if trank)
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
@@ -716,7 +711,7 @@ class Memory:
             # The fusion carries the row's 1-based keyword rank (an id ranks once there), so
             # no map of every ranked id is made for a page of five.
             k = keyword[krank - 1] if krank else None
-            t = text_by_id.get(ident)
+            t = text_hits[trank - 1] if trank else None
             why = " + ".join(
                 p for p in (f"keywords #{krank}" if krank else "", f"text #{trank}" if trank else "") if p
             )
@@ -783,6 +778,11 @@ class KeywordHits(LazyList):
 
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"
+
+
+def _text_ids(text) -> list[str]:
+    """The text hits' ids, without building a hit per row when they are TextHits."""
+    return text.ids() if isinstance(text, TextHits) else [h.id for h in text]
 
 
 def _ids(keyword) -> list[str]:
