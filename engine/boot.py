@@ -42,6 +42,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 @dataclass(frozen=True)
 class BootRequest:
+    """What a prompt hook hands `kb boot`."""
+
     prompt: str
     session: str | None  # None: no memory, the constitution is printed every time
     cwd: str | None  # the host's working directory, the fleet when no PATH was named
@@ -49,6 +51,8 @@ class BootRequest:
 
 @dataclass(frozen=True)
 class Briefing:
+    """What `kb boot` hands back for the host to inject."""
+
     agent: str | None  # the agent handed over, or None
     constitution: bool  # True when the constitution is in `text`
     text: str  # what the host injects; may be empty (same agent as last time)

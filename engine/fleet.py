@@ -68,6 +68,8 @@ def _read_by_kb(path: str) -> bool:
 
 @dataclass(frozen=True)
 class Base:
+    """One agent's folder of notes."""
+
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
     agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
@@ -84,6 +86,8 @@ class Base:
 
 @dataclass(frozen=True)
 class Fleet:
+    """The bases a question is asked of, and the fleet's settings."""
+
     root: Path  # the fleet root, or the base itself when a lone base was given
     bases: tuple[Base, ...]
     settings: dict[str, str]  # fleet.txt

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class IndexReport:
+    """What one update of a base's index did."""
+
     base: str
     files: int = 0
     entries: int = 0
@@ -65,13 +67,21 @@ def young(st: os.stat_result, young_from: int) -> bool:
     an unpacked archive), so a note replaced by one of the same size and mtime kept its stale
     answer for good; its ctime cannot be set, and any write, rename over or chmod puts it
     after the update began (git's racy check reads it too)."""
+    mtime_from, mtime_to, ctime_from = young_window(young_from)
+    return mtime_from <= st.st_mtime_ns < mtime_to or st.st_ctime_ns >= ctime_from
+
+
+def young_window(young_from: int | None) -> tuple[int, int, int]:
+    """(mtime from, mtime to, ctime from): a note is young when its mtime is in [from, to) or
+    its ctime is at or past ctime from. With no update to be young against, none is."""
+    if young_from is None:
+        return 1, 0, 1 << 126
     indexed_at = young_from + RACY_NS
     # An mtime past the update by more than a clock's grain is a skewed stamp (an archive from
     # a machine whose clock ran ahead, `touch -d tomorrow`), not a racy one: it made the note
     # young until the clock caught up, so every question re-indexed. Any change to the note
     # since moves its ctime, which still says so.
-    return (young_from <= st.st_mtime_ns < indexed_at + RACY_NS
-            or st.st_ctime_ns >= indexed_at - CTIME_SLACK_NS)
+    return young_from, indexed_at + RACY_NS, indexed_at - CTIME_SLACK_NS
 
 
 def racy_from(con: sqlite3.Connection) -> int | None:
@@ -257,13 +267,15 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:
         return True
+    # young() written out: this loop runs over every note of every base on every one-shot.
+    mtime_from, mtime_to, ctime_from = young_window(young_from)
     for rel, st in on_disk.items():
-        sig = f"{st.st_mtime_ns}:{st.st_size}"
-        if is_map_file(rel):
-            continue
-        if known.get(rel) != sig and skips.get(rel) != sig:
+        mtime = st.st_mtime_ns
+        sig = f"{mtime}:{st.st_size}"
+        # A changed stat, or the same one too young to prove the same content; a map file
+        # (index.md's kind) is not a note and never tells.
+        if ((known.get(rel) != sig and skips.get(rel) != sig) or mtime_from <= mtime < mtime_to
+                or st.st_ctime_ns >= ctime_from) and not is_map_file(rel):
             return True
-        if young_from is not None and young(st, young_from):
-            return True  # same stat, but too young for the stat to prove the same content
     # A note that was skipped and is gone must leave the skipped list too.
     return any(rel not in on_disk and not in_gap(rel, gaps) for rel in (*known, *skips))
