@@ -54,6 +54,7 @@ from .rrf import rrf, rrf_top
 from .indexupdate import IndexReport
 from .notestore import FileRecord
 from .textindex import TextIndex
+from .textpool import TextHits, TextPool
 from .textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
 
 if TYPE_CHECKING:
@@ -356,11 +357,7 @@ class Memory:
         query = Query(fixed, record_miss=False, with_passages=False, top=0, classify=False)
         routed = self._route(query, with_agent=False)
         text = self._text_leg(list(routed.terms), fixed, routed.snap.openings, keep=text_top)
-        suggestions: tuple[str, ...] = ()
-        if routed.verdict == "nothing":  # not served: the refusal's "did you mean", as _answer
-            from .suggest import suggest
-
-            suggestions = tuple(suggest(list(routed.words), routed.snap.catalogue.keys_as_written()))
+        suggestions = _did_you_mean(routed) if routed.verdict == "nothing" else ()  # not served, as _answer
         return Reask(fixed, routed.words, routed.verdict, routed.keyword, tuple(text), suggestions)
 
     def _fusion_options(self, query: Query):
@@ -404,7 +401,7 @@ class Memory:
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
-            text=tuple(text), results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
+            text=text, results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
             text_ms=(t1 - t0) * 1000, fuse_ms=(time.perf_counter() - t1) * 1000,
         )
 
@@ -416,9 +413,9 @@ class Memory:
         """
         if fusion_options is None:
             # The page alone is read: the fused order down to its last row, not every entry's.
-            fused = rrf_top(_ids(keyword), [h.id for h in text], query.offset + max(query.top, 0))
+            fused = rrf_top(_ids(keyword), _text_ids(text), query.offset + max(query.top, 0))
         else:
-            fused = rrf(_ids(keyword), [h.id for h in text])
+            fused = rrf(_ids(keyword), _text_ids(text))
         fusion = None
         if fusion_options is not None:
             from .purpose.reading import fuse_reading_list
@@ -444,7 +441,7 @@ class Memory:
         )[0]
 
     def _answer(self, query: Query, routed: Routed, reading: Reading) -> Answer:
-        snap, keyword, text_ids = routed.snap, routed.keyword, [h.id for h in reading.text]
+        snap, keyword, text_ids = routed.snap, routed.keyword, _text_ids(reading.text)
         n = snap.catalogue.n
         # The top two scores and the top id read from the ranking: no hit is built for them
         # (kb misses re-asks thousands of questions and shows none of these hits).
@@ -458,11 +455,7 @@ class Memory:
         )
         margin = top_score / score_at(1) if len(keyword) > 1 and score_at(1) > 0 else None
         agreement = 1 + (id_at(0) in text_ids) if keyword else 0
-        suggestions: tuple[str, ...] = ()
-        if not gate.served:
-            from .suggest import suggest  # a refusal's "did you mean"
-
-            suggestions = tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
+        suggestions = _did_you_mean(routed) if not gate.served else ()
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
             confidence=Confidence(agreement=agreement, keyword_score=top_score, margin=margin),
@@ -617,41 +610,36 @@ class Memory:
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None,
-                  keep: int = RANK_CANDIDATE_POOL) -> list[TextHit]:
-        """The text leg's files, best first: the first `keep` of the pool (kb misses reads 3).
+                  keep: int = RANK_CANDIDATE_POOL) -> TextHits:
+        """The text leg's files, best first: the pool's first `keep` (kb misses reads 3).
 
-        Each base ranks its RANK_CANDIDATE_POOL best, whatever `keep` is, so the first `keep`
-        are the pool's own first `keep`, ties and all. A base's list is in the pool's order
-        already (score, then path: its ids share the base's prefix), so no file past its
-        `keep`-th can be among the first `keep`: only those are merged.
+        Each base ranks its RANK_CANDIDATE_POOL best whatever `keep` is, and hands them in the
+        pool's order (score, then path), so no file past a base's `keep`-th can be among the
+        pool's first `keep`: only those are pooled, ties and all as the whole pool has them.
         """
-        pool = min(keep, RANK_CANDIDATE_POOL)
-        found: list[tuple[float, str, str, Any, int]] = []  # (-score, id, base, its matches, place)
+        # BM25 values from separate bases are compared as they are: each base's statistics are
+        # their own, which is the price of an index per agent (docs/decisions.md, "Several
+        # bases, one text leg"). A hit is made for the pool only.
+        size = min(keep, RANK_CANDIDATE_POOL)
+        pool = TextPool(size)
         for name, idx, ceiling in self._bases_to_search(terms, question, openings):
-            if ceiling is not None and len(found) == pool and ceiling < -found[-1][0]:
-                # No file of this base can score as high as the pool's last, and the bases
-                # left are ordered by that ceiling: none of them can place a file either.
-                break
+            if ceiling is not None:
+                last = pool.last_if_full()
+                if last is not None and ceiling < last:
+                    # No file of this base can score as high as the pool's last, and the bases
+                    # left are ordered by that ceiling: none of them can place a file either.
+                    break
             ms = self._text_search(name, idx).matches(terms, RANK_CANDIDATE_POOL, question)
             # The resident leg's matches are columns: no match is built to be merged and dropped.
-            paths, scores = (ms.paths[:pool], ms.scores[:pool]) if isinstance(ms, Matches) else (
-                [m.path for m in ms[:pool]], [m.score for m in ms[:pool]])
-            if not paths:
-                continue
-            prefix = name + "/"
-            found += zip([-x for x in scores], [prefix + p for p in paths], [name] * len(paths),
-                         [ms] * len(paths), range(len(paths)))
-            # BM25 values from separate bases are compared as they are: each base's statistics
-            # are its own, which is the price of an index per agent (docs/decisions.md, "Several
-            # bases, one text leg"). Ordered by score, then id (a total order, so the pool kept
-            # after each base is the pool of all of them); a hit is made for the pool only.
-            found.sort(key=lambda f: (f[0], f[1]))
-            del found[pool:]
-        hits = []
-        for _, _, name, ms, k in found:
-            m = ms[k]
-            hits.append(TextHit(name, m.path, m.score, m.chunk))
-        return hits
+            if isinstance(ms, Matches):
+                paths, scores = ms.paths, ms.scores
+            else:
+                paths, scores = [m.path for m in ms], [m.score for m in ms]
+            if size < RANK_CANDIDATE_POOL:
+                paths, scores = paths[:size], scores[:size]
+            if paths:
+                pool.add(name, ms, paths, scores)
+        return pool.hits()
 
     def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
         """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
@@ -753,9 +741,9 @@ class Memory:
         return [Passage(hp, body, excerpt(hp, body, terms)) for _, (hp, body, _line) in ranked[:limit]]
 
     def _results(self, snap, fused, keyword, text_hits, terms, top, with_passages) -> list[Result]:
-        text_by_id = {h.id: h for h in text_hits}
+        # A row's text rank is its place in the text leg's hits: only the page's hits are built.
         if with_passages:  # the page's chunks in one read per base (the resident leg reads them late)
-            read_all(text_by_id[ident].chunk for ident, _, _ in fused[: max(top, 0)] if ident in text_by_id)
+            read_all(text_hits[trank - 1].chunk for _, _, (_, trank) in fused[: max(top, 0)] if trank)
         out = []
         for ident, score, (krank, trank) in fused[: max(top, 0)]:
             base, path = ident.split("/", 1)
@@ -763,7 +751,7 @@ class Memory:
             # The fusion carries the row's 1-based keyword rank (an id ranks once there), so
             # no map of every ranked id is made for a page of five.
             k = keyword[krank - 1] if krank else None
-            t = text_by_id.get(ident)
+            t = text_hits[trank - 1] if trank else None
             why = " + ".join(
                 p for p in (f"keywords #{krank}" if krank else "", f"text #{trank}" if trank else "") if p
             )
@@ -830,6 +818,16 @@ class KeywordHits(LazyList):
 
     def __repr__(self) -> str:
         return f"KeywordHits({list(self)!r})"
+
+
+def _text_ids(text) -> list[str]:
+    """The text hits' ids, without building a hit per row when they are TextHits."""
+    return text.ids() if isinstance(text, TextHits) else [h.id for h in text]
+
+
+def _did_you_mean(routed: Routed) -> tuple[str, ...]:
+    """A refusal's suggestions: the fleet's keys spelled like the question's words."""
+    return tuple(routed.snap.catalogue.speller().suggest(list(routed.words)))
 
 
 def _ids(keyword) -> list[str]:

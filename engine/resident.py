@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from .stemming import stem_question
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
-from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, varint
+from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, one_snapshot, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
 
@@ -74,9 +74,10 @@ class ResidentText:
     """One base's text leg in memory, answering exactly as TextIndex.search does."""
 
     # A question whose terms' postings total at most this many is scored in plain Python:
-    # below it numpy's fixed cost per array operation is most of the time (measured on the
-    # demo fleet and the 60,000-chunk haystack). An instance may move it (the tests do).
-    small_postings = 400
+    # below it numpy's fixed cost per array operation is most of the time (measured per size
+    # of postings on the 60,000-chunk haystack: the two ways cost the same near 100). An
+    # instance may move it (the tests do).
+    small_postings = 100
 
     def __init__(self, index: TextIndex):
         self.index = index
@@ -90,7 +91,7 @@ class ResidentText:
 
     def build(self) -> None:
         """Every posting, from FTS5's own index."""
-        self.index._guard(self._build)
+        self.index._guard(_in_one_snapshot, self._build)
 
     def _build(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -110,7 +111,17 @@ class ResidentText:
         with self._lock:
             self.rowids, self.length, self.postings = rowids, length, postings
             self._files = _file_keys(con)
+            self._laid_out()
             self._totals(con)
+
+    def _laid_out(self) -> None:
+        """What follows the chunks and files held, not the totals: made when they change."""
+        # The rowids as Python values, for the short-postings path; the paths by file id, so a
+        # hit costs no lookup in the files table; the files numbered, for the numpy path.
+        self._rowid_list = self.rowids.tolist()
+        self._paths = {fid: path for fid, path, _hash in self._files}
+        self._fid_of = {path: fid for fid, path, _hash in self._files}  # the coverage rule's terms_held
+        self._layout = _Layout.of(self.rowids, self._paths)
 
     def _totals(self, con: sqlite3.Connection) -> None:
         nums = _varints(averages(con))
@@ -120,21 +131,17 @@ class ResidentText:
         # changes only with the totals, so it is computed here and not per question.
         avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
         self.norm = K1 * (1 - B + B * self.length / avgdl)
-        # The rowids as Python values, for the short-postings path; the paths by file id, so a
-        # hit costs no lookup in the files table.
-        self._rowid_list = self.rowids.tolist()
-        self._paths = {fid: path for fid, path, _hash in self._files}
-        self._fid_of = {path: fid for fid, path, _hash in self._files}
-        # Per term asked, its postings' part of bm25 that is not idf, (tf * (k1 + 1)) / (tf +
-        # norm), made once: the same double operations FTS5 does, done the first time a
-        # question sends the term rather than every time. A new dict with every new norm (the
-        # totals moved), so a question holds the weights of the postings it holds.
-        self._weights: dict[str, np.ndarray] = {}
-        self._pairs = _Pairs()  # the same, as (rowid, weight), for short postings
+        # Per term asked, its postings' part of bm25, idf * ((tf * (k1 + 1)) / (tf + norm)),
+        # made once: the same double operations FTS5 does, done the first time a question
+        # sends the term rather than every time. idf depends on the row count and the term's
+        # chunk count, norm on the totals: all fixed until the totals move, and then a new
+        # dict is made, so a question holds the parts of the postings it holds.
+        self._parts: dict[str, np.ndarray] = {}
+        self._pairs = _Pairs()  # the same, as (rowid, part), for short postings
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
-        self.index._guard(self._refresh)
+        self.index._guard(_in_one_snapshot, self._refresh)
 
     def _refresh(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -171,6 +178,7 @@ class ResidentText:
             slot_of = {int(r): i for i, r in enumerate(self.rowids)}
             self.postings = _group(sorted(old_rows + rows), slot_of)
             self._files = now
+            self._laid_out()
             self._totals(con)
 
     def _tokenized(self, chunks) -> list[tuple[str, int, int]]:
@@ -229,10 +237,10 @@ class ResidentText:
         ranked = self._ranked(stems, limit)
         if ranked is None:  # answered by FTS5 itself
             return from_rows(self.index.search_stems(stems, limit)[0])
-        rows = ranked[0]
+        rowids, paths, bm25s = ranked[0]
         load, load_many = self._chunk, self._chunks
-        return Matches([path for _, path, _ in rows], [-bm25 for _, _, bm25 in rows],
-                       lambda k: ChunkText(load=load, key=rows[k][0], load_many=load_many))
+        return Matches(paths, [-bm25 for bm25 in bm25s],
+                       lambda k: ChunkText(load=load, key=rowids[k], load_many=load_many))
 
     def terms_held(self, path: str, terms: list[str]) -> set[str]:
         """As TextIndex.terms_held, from the postings: a term is held when one of its stems
@@ -263,8 +271,9 @@ class ResidentText:
     def _holds_none(self, stems: list[str]) -> bool:
         """Every stem is a token the tokenizer keeps as itself and none is in this base: no
         chunk can match (a stem FTS5 would read as a phrase is left to `_ranked`)."""
-        self._learn_tokens(stems)
         token_of, postings = self._token_of, self.postings
+        if any(token_of.get(t) is None for t in stems):  # a word not seen yet, or a phrase
+            self._learn_tokens(stems)
         return all(token_of[t] is not None and t not in postings for t in stems)
 
     def search(self, terms: list[str], limit: int, question: str = ""):
@@ -276,9 +285,9 @@ class ResidentText:
         ranked = self._ranked(terms, limit)
         if ranked is None:
             return self.index.search_stems(terms, limit)
-        rows, sent = ranked
-        texts = self.index._guard(_texts, [r[0] for r in rows])
-        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in rows], sent
+        (rowids, paths, bm25s), sent = ranked
+        texts = self.index._guard(_texts, rowids)
+        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in zip(rowids, paths, bm25s)], sent
 
     def _chunk(self, rowid: int) -> tuple[str, str, int]:
         return self.index._guard(_texts, [rowid]).get(rowid, ("", "", 0))
@@ -287,33 +296,29 @@ class ResidentText:
         return self.index._guard(_texts, rowids)
 
     def _ranked(self, terms: list[str], limit: int):
-        """((best chunk's rowid, path, bm25) rows ordered as TextIndex.search, terms sent), or
+        """((best chunks' rowids, paths, bm25s) in TextIndex.search's order, terms sent), or
         None when FTS5 must answer (a term it would read as a phrase)."""
         if not terms:
-            return [], []
-        self._learn_tokens(terms)
-        if any(self._token_of[t] is None for t in terms):
-            return None  # a phrase or nothing to FTS5: its own answer
+            return ([], [], []), []
+        token_of = self._token_of
+        if any(token_of.get(t) is None for t in terms):  # a word not seen yet, or a phrase
+            self._learn_tokens(terms)
+            if any(token_of[t] is None for t in terms):
+                return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
-            weights, pairs, rowid_list = self._weights, self._pairs, self._rowid_list
+            parts, pairs, rowid_list, layout = self._parts, self._pairs, self._rowid_list, self._layout
         sent = self._sent(terms, postings, n_rows)
-        found = [postings[t] for t in sent if t in postings]
+        found = [t for t in sent if t in postings]
         if not found:
-            return [], sent
-        if sum(len(p.slots) for p in found) <= self.small_postings:
-            best = _best_per_file_small(_scores_small(sent, postings, n_rows, norm, rowid_list, weights, pairs), limit)
-        else:
-            import numpy as np
-
-            acc = self._scores(sent, postings, norm, n_rows, weights)
-            hit = np.flatnonzero(acc)
-            if hit.size == 0:
-                return [], sent
-            best = _best_per_file(rowids[hit], acc[hit], limit)
-        rows = [(rowid, paths[fid], score) for rowid, fid, score in best if fid in paths]
-        rows.sort(key=lambda r: (r[2], r[1]))  # ties in bm25 by path, as TextIndex.search
-        return rows, sent
+            return ([], [], []), sent
+        if sum([len(postings[t].slots) for t in found]) <= self.small_postings:
+            best = _best_per_file_small(_scores_small(found, postings, n_rows, norm, rowid_list, parts, pairs), limit)
+            return _by_path(best, paths), sent
+        hit, scores = self._scores(found, postings, norm, n_rows, parts)
+        if hit.size == 0:
+            return ([], [], []), sent
+        return layout.ranked(rowids, hit, scores, limit), sent
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
         # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
@@ -324,20 +329,23 @@ class ResidentText:
         return [t for t in terms if t not in postings or len(postings[t].slots) <= cutoff]
 
     @staticmethod
-    def _scores(sent, postings, norm, n_rows, weights: dict | None = None) -> np.ndarray:
-        """FTS5's bm25 with the sign turned: phrase by phrase, in the expression's order, the
-        same double operations as fts5Bm25Function, so the sums are the same to the bit:
-        idf * ((tf * (k1 + 1)) / (tf + norm)), the parenthesised part kept per term in `weights`."""
+    def _scores(found, postings, norm, n_rows, parts: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(slots that scored, their scores): FTS5's bm25 with the sign turned. Per chunk,
+        0.0 plus each term's part in the expression's order, the same double operations as
+        fts5Bm25Function, so the sums are the same to the bit. np.bincount adds its weights
+        one by one in the order given, each to its slot's sum, so the terms' postings end to
+        end, in the question's order, make exactly those sums, in one operation."""
         import numpy as np
 
-        acc = np.zeros(len(norm), dtype=np.float64)
-        for term in sent:
-            p = postings.get(term)
-            if p is None:
-                continue
-            idf = _idf(n_rows, len(p.slots))
-            acc[p.slots] += idf * _weight(term, p, norm, weights)
-        return acc
+        if len(found) == 1:  # one term: each chunk's score is 0.0 + its part, the part itself
+            p = postings[found[0]]
+            return p.slots, _part(found[0], p, norm, n_rows, parts)
+        acc = np.bincount(np.concatenate([postings[t].slots for t in found]),
+                          weights=np.concatenate([_part(t, postings[t], norm, n_rows, parts) for t in found]),
+                          minlength=len(norm))
+        # A comparison then nonzero: np.flatnonzero on the float array itself is ~10x slower.
+        hit = np.flatnonzero(acc != 0.0)
+        return hit, acc[hit]
 
 
 class _Pairs(dict):
@@ -357,6 +365,14 @@ def _any_between(slots: np.ndarray, lo: int, hi: int) -> bool:
     """Whether the ascending `slots` hold one in [lo, hi)."""
     k = int(slots.searchsorted(lo))
     return k < len(slots) and int(slots[k]) < hi
+
+
+def _in_one_snapshot(con: sqlite3.Connection, read) -> None:
+    """A build or a follow reads lengths, postings, files and totals in several SELECTs: a
+    `kb index` committing between them gave postings of chunks with no length (KeyError) or
+    of another note under a reused file id (a ranking unlike FTS5's). One state for all."""
+    with one_snapshot(con):
+        read(con)
 
 
 def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:
@@ -381,48 +397,118 @@ def _group(rows, slot_of: dict[int, int]) -> dict[str, _Postings]:
     return out
 
 
-def _best_per_file(rowids: np.ndarray, acc: np.ndarray, limit: int) -> list[tuple[int, int, float]]:
-    """(best chunk's rowid, file id, bm25) of the `limit` best files, as fts5search.best_files_exact:
-    a file at its best chunk (the first by rowid among equal bests), files by bm25 then id.
+@dataclass(frozen=True)
+class _Layout:
+    """Where each file's chunks sit among the slots, for ranking files at their best chunk:
+    a file's chunks have consecutive rowids (its id is their high bits), so they are one run
+    of slots. Files are numbered in slot order (so in file id order)."""
 
-    `rowids` ascend, and a file's rowids are one run (its id is their high bits), so each
+    file_of_slot: np.ndarray  # int64: the file number of each slot
+    names: list  # each file number's path (None for a file id the listing does not hold)
+    path_rank: np.ndarray  # int64: each file number's place among the paths, for ties in bm25
+
+    @staticmethod
+    def of(rowids: np.ndarray, paths: dict[int, str]) -> _Layout:
+        import numpy as np
+
+        fid_of_slot = rowids >> FILE_SHIFT
+        new = np.concatenate(([True], fid_of_slot[1:] != fid_of_slot[:-1])) if len(rowids) else np.zeros(0, bool)
+        names = [paths.get(f) for f in fid_of_slot[new].tolist()]
+        by_path = sorted(range(len(names)), key=lambda k: (names[k] is None, names[k] or ""))
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[by_path] = np.arange(len(names))
+        return _Layout(np.cumsum(new) - 1, names, rank)
+
+    def ranked(self, rowids: np.ndarray, hit: np.ndarray, scores: np.ndarray, limit: int):
+        """(best chunks' rowids, paths, bm25s) of the `limit` best files among the scored
+        slots `hit` (ascending), ordered as TextIndex.search: cut by bm25 then file id, then
+        ordered by bm25 then path."""
+        import numpy as np
+
+        first, files, bm25 = _best_per_file(self.file_of_slot[hit], scores, limit)
+        order = np.lexsort((self.path_rank[files], bm25))
+        names = self.names
+        rowid_l, file_l, bm25_l = rowids[hit[first[order]]].tolist(), files[order].tolist(), bm25[order].tolist()
+        paths = [names[f] for f in file_l]
+        if None in paths:  # a file id the listing does not hold is no hit
+            keep = [k for k, name in enumerate(paths) if name is not None]
+            return [rowid_l[k] for k in keep], [paths[k] for k in keep], [bm25_l[k] for k in keep]
+        return rowid_l, paths, bm25_l
+
+
+def _best_per_file(files: np.ndarray, acc: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(where each one's best chunk is, files, bm25s) of the `limit` best files, as
+    fts5search.best_files_exact: a file at its best chunk (the first among equal bests),
+    files by bm25 then file.
+
+    `files` (the file of each scored chunk) ascend, and a file's chunks are one run, so each
     file's best is a reduction over its run and nothing is sorted but the files' bests; only
-    the `limit` kept are turned into Python values (a common word matches thousands of files).
+    the `limit` kept are looked at further (a common word matches thousands of files).
     """
     import numpy as np
 
-    fids = rowids >> FILE_SHIFT
-    starts = np.flatnonzero(np.concatenate(([True], fids[1:] != fids[:-1])))  # each file's first hit
-    best = np.maximum.reduceat(acc, starts)
-    # The files ascend, so a stable sort on bm25 orders ties by file id. fts5 returns -1.0 *
+    new = np.empty(len(files), dtype=bool)
+    new[:1] = True
+    np.not_equal(files[1:], files[:-1], out=new[1:])
+    starts = np.flatnonzero(new)  # each file's first scored chunk
+    best = np.maximum.reduceat(acc, starts) if len(starts) else acc[:0]
+    # The files ascend, so a stable sort on bm25 orders ties by file. fts5 returns -1.0 *
     # score: the exact negation.
     bm25 = -best
     if len(bm25) > limit:
+        if limit <= 0:
+            return starts[:0], files[:0], bm25[:0]
         # Only what can reach the first `limit` is sorted: everything at or better than the
         # limit-th best bm25 (ties at the cut included, then cut after the stable sort).
-        cut = np.partition(bm25, limit - 1)[limit - 1] if limit > 0 else -np.inf
+        cut = np.partition(bm25, limit - 1)[limit - 1]
         keep = np.flatnonzero(bm25 <= cut)
         ranked = keep[np.argsort(bm25[keep], kind="stable")][:limit]
     else:
         ranked = np.argsort(bm25, kind="stable")
-    # A file's chunk: the first in its run whose score is its best (the lowest rowid among equals).
-    at_best = np.flatnonzero(acc == np.repeat(best, np.diff(np.append(starts, len(fids)))))
-    run = fids[at_best]
-    first = at_best[np.concatenate(([True], run[1:] != run[:-1]))]  # one per file, in file order
-    return list(zip(rowids[first[ranked]].tolist(), fids[starts[ranked]].tolist(), bm25[ranked].tolist()))
+    if not len(ranked):
+        return starts[:0], files[:0], bm25[:0]
+    return _first_at_best(acc, starts, ranked, best), files[starts[ranked]], bm25[ranked]
 
 
-def _weight(term: str, p: _Postings, norm, weights: dict | None):
-    """(tf * (k1 + 1)) / (tf + norm) over the term's postings (numpy), kept in `weights`."""
-    w = weights.get(term) if weights is not None else None
-    if w is None:
-        w = (p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots])
-        if weights is not None:
-            weights[term] = w
-    return w
+def _first_at_best(acc: np.ndarray, starts: np.ndarray, ranked: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """For each ranked file, the position of the first chunk in its run scoring its best (the
+    lowest rowid among equals). Only the ranked files' runs are read: a few hundred values,
+    not every chunk that matched."""
+    import numpy as np
+
+    run_start = starts[ranked]
+    lens = np.append(starts, len(acc))[ranked + 1] - run_start
+    offs = np.cumsum(lens) - lens  # where each ranked run begins among the gathered values
+    at = np.arange(int(offs[-1] + lens[-1])) + np.repeat(run_start - offs, lens)
+    pos = np.where(acc[at] == np.repeat(best[ranked], lens), at, len(acc))
+    return np.minimum.reduceat(pos, offs)
 
 
-def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None = None,
+def _by_path(best: tuple[list[int], list[int], list[float]], paths: dict[int, str]):
+    """(rowids, paths, bm25s) of files ranked by bm25 then id, ordered as TextIndex.search:
+    by bm25 then path. Only a tie in bm25 needs the sort."""
+    rowids, fids, bm25s = best
+    names = [paths.get(f) for f in fids]
+    if None in names:  # a file id the listing does not hold is no hit
+        keep = [k for k, name in enumerate(names) if name is not None]
+        rowids, names, bm25s = [rowids[k] for k in keep], [names[k] for k in keep], [bm25s[k] for k in keep]
+    if any(x == y for x, y in zip(bm25s, bm25s[1:])):
+        order = sorted(range(len(names)), key=lambda k: (bm25s[k], names[k]))
+        rowids, names, bm25s = [rowids[k] for k in order], [names[k] for k in order], [bm25s[k] for k in order]
+    return rowids, names, bm25s
+
+
+def _part(term: str, p: _Postings, norm, n_rows: int, parts: dict | None):
+    """idf * ((tf * (k1 + 1)) / (tf + norm)) over the term's postings (numpy), kept in `parts`."""
+    got = parts.get(term) if parts is not None else None
+    if got is None:
+        got = _idf(n_rows, len(p.slots)) * ((p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots]))
+        if parts is not None:
+            parts[term] = got
+    return got
+
+
+def _scores_small(found, postings, n_rows, norm, rowid_of, parts: dict | None = None,
                   pairs_of: dict | None = None) -> dict[int, float]:
     """_scores for a question whose postings are short, in plain Python: numpy's fixed cost
     per call is most of such a question. The same double operations in the same order
@@ -430,35 +516,32 @@ def _scores_small(sent, postings, n_rows, norm, rowid_of, weights: dict | None =
     operations as Python would), so the same sums: rowid -> score."""
     acc: dict[int, float] = {}
     get = acc.get
-    for term in sent:
-        p = postings.get(term)
-        if p is None:
-            continue
-        idf = _idf(n_rows, len(p.slots))
+    for term in found:
         pairs = pairs_of.get(term) if pairs_of is not None else None
-        if pairs is None:  # the term's (rowid, weight) pairs as Python values, kept beside its array
-            pairs = list(zip([rowid_of[s] for s in p.slots.tolist()], _weight(term, p, norm, weights).tolist()))
+        if pairs is None:  # the term's (rowid, part) pairs as Python values, kept beside its array
+            p = postings[term]
+            pairs = list(zip([rowid_of[s] for s in p.slots.tolist()], _part(term, p, norm, n_rows, parts).tolist()))
             if pairs_of is not None:
                 pairs_of.keep(term, pairs)
-        for r, w in pairs:
-            acc[r] = get(r, 0.0) + idf * w
+        for r, x in pairs:
+            acc[r] = get(r, 0.0) + x
     return acc
 
 
-def _best_per_file_small(acc: dict[int, float], limit: int) -> list[tuple[int, int, float]]:
+def _best_per_file_small(acc: dict[int, float], limit: int) -> tuple[list[int], list[int], list[float]]:
     """_best_per_file over rowid -> score in plain Python: a file at its best chunk (the lowest
     rowid among equal bests), the `limit` best files by bm25 then file id."""
     best: dict[int, tuple[float, int]] = {}
-    for rowid in sorted(acc):
-        score = acc[rowid]
+    get = best.get
+    for rowid, score in sorted(acc.items()):  # rowids are distinct: sorted by rowid alone
         if score == 0.0:
             continue  # as np.flatnonzero: a chunk that scored nothing is no match
         fid = rowid >> FILE_SHIFT
-        had = best.get(fid)
+        had = get(fid)
         if had is None or score > had[0]:
             best[fid] = (score, rowid)
     ranked = sorted(best, key=lambda f: (-best[f][0], f))[:limit]
-    return [(best[f][1], f, -best[f][0]) for f in ranked]
+    return [best[f][1] for f in ranked], ranked, [-best[f][0] for f in ranked]
 
 
 def _texts(con: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:

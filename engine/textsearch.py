@@ -105,6 +105,11 @@ class Matches(LazyList):
     def _build(self, k: int) -> TextMatch:
         return TextMatch(self.paths[k], self.scores[k], self._chunk_at(k))
 
+    def chunk(self, k: int) -> ChunkText:
+        """Match k's chunk, without building the match (Memory makes its own hit of it)."""
+        built = self._built[k]
+        return built.chunk if built is not None else self._chunk_at(k)
+
 
 class TextSearch(Protocol):
     def matches(self, terms: list[str], limit: int, question: str = "") -> list[TextMatch]:

@@ -152,3 +152,17 @@ def test_resident_memory_answers_as_a_one_shot(tmp_path):
     one_shot.refresh()
     assert [h.path for h in resident.ask("zyzzyva", record_miss=False).text] == ["new-note.md"]
     assert resident.ask("zyzzyva", record_miss=False).text == one_shot.ask("zyzzyva", record_miss=False).text
+
+
+def test_the_fleet_check_finds_no_difference_and_would_find_one(tmp_path, monkeypatch):
+    import engine.resident as resident_mod
+    from kbtools.resident_identity import differences
+
+    fleet = copy_demo(tmp_path / "demo")
+    list(Memory(fleet).index())  # the check reads indexed bases
+    questions = ["deploy rollback canary", "how much protein per meal", "quem decide se um deploy pode ir pra producao"]
+    found, compared = differences([str(fleet)], questions, say=lambda _: None)
+    assert (found, compared) == (0, len(questions) * (2 * 3 + 1))  # 3 bases both ways, and the pool
+    monkeypatch.setattr(resident_mod, "K1", resident_mod.K1 + 0.01)  # a leg that is not FTS5's
+    found, _ = differences([str(fleet)], questions, say=lambda _: None)
+    assert found > 0

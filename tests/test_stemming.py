@@ -134,3 +134,44 @@ def test_the_index_leaves_out_the_stopwords_no_question_asks(tmp_path):
     assert stems.split() == ["deploy", "servic", "roll", "back", "owner"]
     assert body == "The deployments of the service are rolled back by the owner."
     assert {t for (t,) in con.execute("SELECT term FROM chunks_vocab")} == {"deploy", "servic", "roll", "back", "owner"}
+
+
+def test_a_one_character_word_beside_a_content_word_is_asked_for():
+    """`vitamin d`, `plano b`, `mach 5`, `x-15`: the letter or digit names the thing. The text
+    leg asks for it (the index holds it); the keyword leg's terms still drop it (the seed)."""
+    assert unique_terms("vitamin d") == ["vitamin"]  # the seed's normalisation, unchanged
+    assert stem_question("vitamin d", ["vitamin"]) == ["vitamin", "d"]
+    assert stem_question("qual o plano b do deploy", ["plano", "deploy"]) == ["plan", "deploy", "b"]
+    assert stem_question("flutter of the x-15 at mach 5", ["flutter", "15", "mach"]) == [
+        "flutter", "15", "mach", "x", "5"]
+
+
+def test_a_letter_an_apostrophe_joins_to_a_word_is_not_asked_for():
+    for question, terms in [("parkinson's disease", ["parkinson", "disease"]),
+                            ("parkinson 's disease", ["parkinson", "disease"]),
+                            ("didn’t carnitine help", ["didn", "carnitine", "help"]),
+                            ("um copo d'água gelada", ["copo", "agua", "gelada"])]:
+        assert not [s for s in stem_question(question, terms) if len(s) == 1], question
+
+
+def test_stopwords_and_letters_alone_ask_for_nothing():
+    assert stem_question("e o a i", []) == []  # stopwords, one character or not
+    assert stem_question("x y z", []) == []  # no content word for a letter to stand beside
+
+
+def test_the_index_finds_vitamin_d_before_a_shorter_note_on_vitamin_c(tmp_path):
+    from engine.memory import Memory
+
+    notes = tmp_path / "base" / "notes"
+    notes.mkdir(parents=True)
+    (notes / "citrus.md").write_text("# Citrus\n\nVitamin C in oranges.\n", encoding="utf-8")
+    (notes / "bread.md").write_text("# Bread\n\nFlour, water, salt and time.\n", encoding="utf-8")
+    (notes / "sunlight.md").write_text(
+        "# Sunlight\n\nTwenty minutes of midday sun in summer make enough vitamin D for most adults;"
+        " in winter, north of the fortieth parallel, the skin makes almost none.\n", encoding="utf-8")
+    mem = Memory([str(tmp_path / "base")])
+    mem.snapshot()
+    idx = next(iter(mem.indexes.values()))
+    rows, sent = idx.search(unique_terms("vitamin d"), 10, "vitamin d")
+    assert sent == ["vitamin", "d"]
+    assert [r[0] for r in rows] == ["notes/sunlight.md", "notes/citrus.md"]
