@@ -562,8 +562,12 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     for key in proposal.keys:  # an edited key too (the labels screen): what is written reads back
         if "," in key.key or "\x00" in key.key or len(f"x{key.key}x".splitlines()) != 1:
             raise ValueError(f"the key {key.key!r} holds a comma, a NUL or a line break; nothing written")
-    # The byte-order mark is dropped for reading only: it stays in the bytes written back.
-    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    # The byte-order marks are dropped for reading only (all of them, as every reader drops
+    # them): they stay in the bytes written back.
+    marks = 0
+    while data.startswith(b"\xef\xbb\xbf", marks):
+        marks += 3
+    bom = data[:marks]
     text = data[len(bom):].decode("utf-8", errors="surrogateescape")
     note = parse_note(proposal.relpath, text)
     # parse_note's lines, each with its own ending: str.splitlines breaks at "\r" alone, form
