@@ -34,10 +34,14 @@ class ChunkText:
         self._load_many = load_many  # reads several keys of one store at once (read_all)
 
     def get(self) -> tuple[str, str, int]:
-        if self._value is None:
-            self._value = self._load(self._key)  # two threads may both read it: the same value either way
-            self._load = None
-        return self._value
+        value = self._value
+        if value is None:
+            # Two threads may both read it (the same value either way). One that finds the
+            # loader dropped was overtaken by a reader that set the value first, so it stands.
+            load = self._load
+            value = self._value if load is None else load(self._key)
+            self._value, self._load = value, None  # the value first: see above
+        return value
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ChunkText) and self.get() == other.get()
