@@ -16,6 +16,8 @@ from .textfile import read_text, text_lines
 
 @dataclass(frozen=True)
 class Alias:
+    """One line of kb-aliases.txt: these words also mean those."""
+
     alias: tuple[str, ...]
     canonical: tuple[str, ...]
     line: int

@@ -85,6 +85,8 @@ class Result:
 
 @dataclass(frozen=True)
 class Gate:
+    """Whether the keyword ranking may be served, and the floor it was judged against."""
+
     served: bool
     floor: float
     ranked_by_text_only: bool
@@ -94,6 +96,8 @@ class Gate:
 
 @dataclass(frozen=True)
 class Confidence:
+    """How far the top keyword file can be trusted: agreement, score, margin."""
+
     agreement: int  # how many of the two scorers ranked the keyword top file (0-2)
     keyword_score: float
     margin: float | None  # keyword top / keyword second; None when one file scored
@@ -101,6 +105,8 @@ class Confidence:
 
 @dataclass(frozen=True)
 class AgentTotal:
+    """One agent's folded score, and its parts per species."""
+
     agent: str
     score: float
     memory: float = 0.0
@@ -110,6 +116,8 @@ class AgentTotal:
 
 @dataclass(frozen=True)
 class AgentChoice:
+    """The owner: the agent chosen, by what, and by how much."""
+
     name: str | None
     score: float
     files: int  # files of the owner the keyword scorer matched
@@ -125,6 +133,8 @@ class AgentChoice:
 
 @dataclass(frozen=True)
 class Indexed:
+    """What was indexed when the question was answered."""
+
     entries: int
     agents: int
     aliases: int
@@ -145,6 +155,8 @@ class Miss:
 
 @dataclass(frozen=True)
 class Timings:
+    """Where the answer's milliseconds went."""
+
     keyword_ms: float = 0.0
     text_ms: float = 0.0
     fuse_ms: float = 0.0
@@ -153,6 +165,8 @@ class Timings:
 
 @dataclass(frozen=True)
 class Answer:
+    """Everything one question produces; every surface renders this."""
+
     question: str
     terms: tuple[str, ...]  # the normalised, alias-expanded terms both scorers saw
     verdict: str  # hit | guess | nothing

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
 from .clean import LINE_BREAKS
+from .notefiles import open_note
 from .notes import (
     _DATE,
     _FENCE,
@@ -74,7 +75,7 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
             state["nonblank"] = True
 
     try:
-        with open(root / rel, "rb") as f:
+        with open_note(root / rel) as f:
             opening = f.read(8192)
         if b"\x00" in opening:
             return Scan(f"{rel}: binary, not markdown (NUL byte)")
@@ -156,7 +157,7 @@ def _segments(full: Path, block: int, on_bytes) -> Iterator[tuple[int, str, bool
     skip_lf = False  # the last line ended in "\r": a "\n" right after it is the same break
     at_start = True  # a leading byte-order mark is not text
     offset = 0
-    with open(full, "rb") as f:
+    with open_note(full) as f:
         while True:
             raw = f.read(block)
             final = not raw

@@ -28,7 +28,7 @@ from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .render import printable_block
-from .textfile import read_text
+from .textfile import read_regular_text, read_text
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -42,6 +42,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 @dataclass(frozen=True)
 class BootRequest:
+    """What a prompt hook hands `kb boot`."""
+
     prompt: str
     session: str | None  # None: no memory, the constitution is printed every time
     cwd: str | None  # the host's working directory, the fleet when no PATH was named
@@ -49,6 +51,8 @@ class BootRequest:
 
 @dataclass(frozen=True)
 class Briefing:
+    """What `kb boot` hands back for the host to inject."""
+
     agent: str | None  # the agent handed over, or None
     constitution: bool  # True when the constitution is in `text`
     text: str  # what the host injects; may be empty (same agent as last time)
@@ -126,8 +130,8 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     if session:
         path = session_file(memory.fleet.root, session)
         try:
-            remembered = read_text(path).strip()
-        except OSError:
+            remembered = read_regular_text(path).strip()  # a FIFO there is no memory, not a wait
+        except (OSError, ValueError):
             remembered = None
     if remembered == owner:
         return Briefing(agent=owner, constitution=False, text="", why=f"{owner} again: its constitution is already in "

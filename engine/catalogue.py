@@ -20,9 +20,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .lazylist import LazyList
 from .normalize import terms
+
+if TYPE_CHECKING:
+    from .suggest import Speller
 
 W_KEYWORD = 6.0  # a hand-written key: the strongest single-word signal
 W_PHRASE = 10.0  # a multi-word key found whole: the strongest signal a key can give
@@ -37,6 +41,8 @@ SEGMENT_BREAK = " \x00 "
 
 @dataclass(frozen=True)
 class Entry:
+    """One labelled note as the keyword scorer reads it."""
+
     base: str
     path: str
     title: str
@@ -92,6 +98,8 @@ def _stem(path: str) -> str:
 
 @dataclass(frozen=True)
 class Scored:
+    """An entry with its score, what it matched and the arithmetic behind it."""
+
     entry: Entry
     score: float
     matched: tuple[str, ...]
@@ -193,6 +201,12 @@ class Catalogue:
         if keys is None:
             keys = self._keys_written = tuple(k for e in self.entries for k in e.keys)
         return keys
+
+    def speller(self) -> "Speller":
+        """The suggester over every key (a refusal's "did you mean"), prepared once."""
+        from .suggest import speller_for
+
+        return speller_for(self.keys_as_written())
 
     def score(self, segments: list[list[str]]) -> "Ranking":
         """Rank entries for a question given as segments of terms (question, then expansions).

@@ -36,8 +36,6 @@ answer is the same, only slower.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
 import marshal
 import os
@@ -46,17 +44,16 @@ import sys
 import threading
 import time
 import weakref
-from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from . import catalogue as catalogue_module
 from . import normalize as normalize_module
 from . import stopwords as stopwords_module
 from .atomic import write_atomic
-from .sealedfile import read_sealed, seal
+from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
@@ -69,7 +66,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 5
+FORMAT = 6
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -89,13 +86,17 @@ class Opening:
     indexed_at_ns: int | None
     # Read from the index these hold the values; loaded from the cache, each value's marshal
     # blob, decoded when first read (_decoded).
-    records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (_Keyed when cached)
-    entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (_Blobs)
-    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (_Keyed when cached)
+    records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (Keyed when cached)
+    entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (Blobs)
+    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (Keyed when cached)
     unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
     chunks: int
     vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
-    where: str = ""  # the cache file, named when a blob in it cannot be decoded
+    # The entries' paths and species, in entry order (cached: one blob, decoded when first
+    # read): the fold and the fusion read them for every ranked entry, and decoding each
+    # entry whole for them was most of a question whose words rank a thousand entries.
+    columns: tuple[tuple[str, ...], tuple[str, ...]] | bytes = ((), ())
+    where: str = ""  # the cache file (kept or not): named when a blob in it cannot be decoded
 
     @property
     def racy_from(self) -> int | None:
@@ -133,10 +134,11 @@ def opening(index: TextIndex) -> Opening:
     if found is not None:
         return found
     key = _key(index) if index.memory_why is None else None
-    fresh = index._guard(_read, key)
-    if fresh.key is not None and fresh.key == _key(index):  # and unchanged while it was read
-        _store(index, fresh)
-        _last[index] = fresh
+    fresh = replace(index._guard(_read, key), where=cache_path(index))
+    if fresh.key is None or fresh.key != _key(index):  # too young, or it moved while it was read
+        return replace(fresh, key=None)  # what is derived from it is not kept either
+    _store(index, fresh)
+    _last[index] = fresh
     return fresh
 
 
@@ -216,14 +218,8 @@ def _source_digest() -> str:
     whose normalising or scoring changed (with the index's schema unchanged) must not read
     rows another version derived. Taken when this module is imported, so a process that
     outlives an upgrade still stamps what it runs, not what is on disk now."""
-    digest = hashlib.blake2b(digest_size=8)
-    for module in (catalogue_module, normalize_module, stopwords_module, sys.modules[__name__]):
-        try:
-            with open(module.__file__, "rb") as f:
-                digest.update(f.read())
-        except (OSError, TypeError):  # no source to read (a frozen build): never reuse a cache
-            digest.update(os.urandom(8))
-    return digest.hexdigest()
+    return source_digest([m.__file__ for m in (catalogue_module, normalize_module, stopwords_module,
+                                                sys.modules[__name__])])
 
 
 def _code_stamp() -> str:
@@ -262,6 +258,7 @@ def _read(con, key) -> Opening:
         unreachable=tuple(r.path for r in records if not r.is_entry),
         chunks=sum(r.chunks for r in records),
         vocabulary=vocabulary,
+        columns=(tuple(e.path for e in local.entries), tuple(e.species for e in local.entries)),
     )
 
 
@@ -281,103 +278,20 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     path = cache_path(index)
     payload = read_sealed(path, MAGIC, _index_bytes(key) + (1 << 20))
     try:
-        if type(payload) is not tuple or len(payload) != 12 or payload[0] != FORMAT or payload[1] != key:
+        if type(payload) is not tuple or len(payload) != 13 or payload[0] != FORMAT or payload[1] != key:
             return None
         (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
-         vocabulary) = payload
+         vocabulary, columns) = payload
         if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
-                and _is_keyed(records) and _is_blobs(entries) and _is_keyed(words)
+                and is_keyed(records) and is_blobs(entries) and is_keyed(words)
                 and type(unreachable) is tuple and type(chunks) is int
                 and (indexed_at_ns is None or type(indexed_at_ns) is int)
-                and (vocabulary is None or type(vocabulary) is str)):
+                and (vocabulary is None or type(vocabulary) is str) and type(columns) is bytes):
             return None
     except (ValueError, EOFError, TypeError):
         return None
-    return Opening(key, known, skipped_stats, said, indexed_at_ns, _Keyed(*records), _Blobs(*entries), _Keyed(*words),
-                   unreachable,
-                   chunks, vocabulary, where=path)
-
-
-class _Keyed(Mapping):
-    """A cached mapping of names to blobs as three values, not a dict of thousands: the names
-    (one a line), where each one's blob ends, and the blobs end to end. A fresh process looks
-    up the few names a question touches and decodes only theirs; loading a dict of every
-    word, record and entry was most of reading the cache at 60,000 chunks (a new object per
-    name and per blob)."""
-
-    __slots__ = ("_listed", "_ends", "_blobs")
-
-    def __init__(self, listed: str, ends: bytes, blobs: bytes):
-        self._listed, self._blobs = listed, blobs
-        self._ends = array("Q")
-        self._ends.frombytes(ends)
-
-    def _place(self, name: str) -> int:
-        at = self._listed.find("\n" + name + "\n") if "\n" not in name else -1
-        return -1 if at < 0 else self._listed.count("\n", 0, at)  # the lines before it
-
-    def __getitem__(self, name: str) -> bytes:
-        k = self._place(name)
-        if k < 0:
-            raise KeyError(name)
-        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
-
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and self._place(name) >= 0
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._listed[1:-1].split("\n") if len(self._ends) else ())
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-
-class _Blobs(Sequence):
-    """A cached sequence of blobs as two values: where each ends, and the blobs end to end."""
-
-    __slots__ = ("_ends", "_blobs")
-
-    def __init__(self, ends: bytes, blobs: bytes):
-        self._blobs = blobs
-        self._ends = array("Q")
-        self._ends.frombytes(ends)
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
-        if k < 0:
-            k += len(self._ends)
-        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
-
-    def __len__(self) -> int:
-        return len(self._ends)
-
-
-def _keyed(values: Mapping) -> tuple[str, bytes, bytes] | None:
-    """`values` (name -> value) as _Keyed's three values; None if a name holds a line break
-    (a note's file name may): such an opening is not kept."""
-    listed = sorted(values)
-    if any("\n" in name for name in listed):
-        return None
-    ends, blobs = _ends_and_blobs(marshal.dumps(values[name]) for name in listed)
-    return "\n" + "".join(name + "\n" for name in listed), ends, blobs
-
-
-def _ends_and_blobs(blobs) -> tuple[bytes, bytes]:
-    blobs = list(blobs)
-    return array("Q", itertools.accumulate(len(b) for b in blobs)).tobytes(), b"".join(blobs)
-
-
-def _is_keyed(v) -> bool:
-    if not (type(v) is tuple and len(v) == 3 and type(v[0]) is str and type(v[1]) is bytes
-            and type(v[2]) is bytes and len(v[1]) % 8 == 0):
-        return False
-    n = len(v[1]) // 8
-    return v[0].count("\n") == n + 1 if n else v[0] in ("\n", "")
-
-
-def _is_blobs(v) -> bool:
-    return type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes and len(v[0]) % 8 == 0
+    return Opening(key, known, skipped_stats, said, indexed_at_ns, Keyed(*records), Blobs(*entries), Keyed(*words),
+                   unreachable, chunks, vocabulary, columns, where=path)
 
 
 def _index_bytes(key: tuple) -> int:
@@ -388,12 +302,12 @@ def _index_bytes(key: tuple) -> int:
 def _store(index: TextIndex, op: Opening) -> None:
     """Keep the opening for the next process; a cache that cannot be written is not kept."""
     # Each record, entry and word its own blob, so a reader decodes only what it touches.
-    records, words = _keyed(op.records), _keyed(op.words)
+    records, words = keyed(op.records), keyed(op.words)
     if records is None or words is None:
         return
-    entries = _ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
+    entries = ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
     payload = (FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
-               entries, words, op.unreachable, op.chunks, op.vocabulary)
+               entries, words, op.unreachable, op.chunks, op.vocabulary, marshal.dumps(op.columns))
     path = cache_path(index)
     try:
         refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
@@ -538,11 +452,48 @@ class FleetCatalogue(Catalogue):
         self._contributions = {}
         self._phrase_pairs = {}
         self._keys_written = None
+        self._parts = parts
+        self._base_columns: dict[int, tuple] = {}
+        self._speller = None
         self._columns: dict[str, list] = {}
         self._unfilled: dict[str, int] = {}
         self._filling = threading.Lock()
         self.group_names = []
         self._group_of = {}
+
+    def speller(self):
+        """The suggester over every key, base by base: each base's part read from beside its
+        index (engine/spelling_cache.py), or prepared from its entries and kept there."""
+        from .spelling_cache import base_spelling
+        from .suggest import Speller
+
+        speller = self._speller
+        if speller is None:
+            entries = self.entries
+
+            def keys_of_base(start: int, n: int):
+                return lambda: (k for i in range(start, start + n) for k in entries[i].keys)
+
+            speller = self._speller = Speller([
+                base_spelling(op, keys_of_base(start, len(op.entries)))
+                for (_, op), start in zip(self._parts, entries._starts)
+            ])
+        return speller
+
+    def _value(self, name: str, i: int):
+        """Entry i's id, base, species or group, from its base's columns: no entry decoded."""
+        b = bisect_right(self.entries._starts, i) - 1
+        base, op = self._parts[b]
+        columns = self._base_columns.get(b)
+        if columns is None:
+            columns = self._base_columns[b] = _decoded(op, op.columns)
+        paths, species = columns
+        k = i - self.entries._starts[b]
+        if name == "ids":
+            return f"{base}/{paths[k]}"  # Entry.id
+        if name == "bases":
+            return base
+        return species[k] if name == "species" else self.group_id(base, species[k])
 
     def column(self, name: str, order: list[int]) -> list[str]:
         # Only the ranked entries are decoded (Catalogue holds the whole columns), and each
@@ -558,13 +509,10 @@ class FleetCatalogue(Catalogue):
                 for k, i in enumerate(order):
                     if out[k] is None:
                         if values[i] is None:
-                            e = self.entries[i]
-                            values[i] = self.group_id(e.base, e.species) if name == "groups" else getattr(
-                                e, _COLUMN_ATTR[name])
+                            values[i] = self._value(name, i)
                             self._unfilled[name] -= 1
                         out[k] = values[i]
         return out
 
 
-_COLUMN_ATTR = {"ids": "id", "bases": "base", "species": "species"}
 _CODE_STAMP = _source_digest()  # four small files read once, at import

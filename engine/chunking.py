@@ -28,6 +28,8 @@ _CUT_SLACK = 600
 
 @dataclass(frozen=True)
 class Chunk:
+    """A piece of a note the text index holds, with where it starts."""
+
     heading_path: str
     text: str
     line: int

@@ -95,6 +95,12 @@ def log_line(text: str) -> str:
     return _LINE_BREAKING.sub(" ", repaired(text)).strip()
 
 
+def as_text(name: str) -> str:
+    """`name` itself when it is valid UTF-8, else escaped (shown): a folder or path named by
+    bytes from another encoding, which no JSON, MCP reply or SQLite text can hold as it is."""
+    return name if is_valid_text(name) else shown(name)
+
+
 def is_valid_text(name: str) -> bool:
     """False for a name holding a lone surrogate: bytes that were not UTF-8 on disk."""
     try:

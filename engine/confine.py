@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
+from .clean import as_text
 from .errors import KbError
 from .fleet import Base
 
@@ -41,14 +42,16 @@ def confine(bases: Iterable[Base], raw: str | os.PathLike[str]) -> Inside:
     """
     bases = tuple(bases)
     shown = os.fspath(raw)
-    names = ", ".join(b.name for b in bases)
+    names = ", ".join(as_text(b.name) for b in bases)
     if not shown.strip() or "\x00" in shown:
         raise OutsideBases(f"{shown!r}: not a path; name a base or a note inside one ({names})")
     p = Path(shown).expanduser()
     if not p.is_absolute():
-        first = PurePosixPath(shown.replace(os.sep, "/")).parts[0]
-        match = next((b for b in bases if b.name == first), None)
-        p = match.root.parent / p if match is not None else Path.cwd() / p
+        parts = PurePosixPath(shown.replace(os.sep, "/")).parts
+        # A base's name as kb serve spells it too (clean.as_text: escaped when it is not UTF-8),
+        # read from the base's own folder.
+        match = next((b for b in bases if parts[0] in (b.name, as_text(b.name))), None)
+        p = match.root.joinpath(*parts[1:]) if match is not None else Path.cwd() / p
     real = Path(os.path.realpath(p))
     for b in bases:
         root = Path(os.path.realpath(b.root))

@@ -27,6 +27,8 @@ COVERAGE_FLOOR = 0.5  # share of the question's distinct content words the top e
 
 @dataclass(frozen=True)
 class Coverage:
+    """How many of the question's words a note's text holds."""
+
     held: int
     asked: int
 

@@ -68,6 +68,8 @@ def _read_by_kb(path: str) -> bool:
 
 @dataclass(frozen=True)
 class Base:
+    """One agent's folder of notes."""
+
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
     agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
@@ -84,6 +86,8 @@ class Base:
 
 @dataclass(frozen=True)
 class Fleet:
+    """The bases a question is asked of, and the fleet's settings."""
+
     root: Path  # the fleet root, or the base itself when a lone base was given
     bases: tuple[Base, ...]
     settings: dict[str, str]  # fleet.txt
@@ -195,6 +199,12 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         except OSError as e:  # a folder on the way that this user may not enter, a link loop
             raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
         if not is_dir and not p.exists():
+            try:
+                os.stat(p)  # a link loop "does not exist" to exists(): its own error names it
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
             raise KbError(f"{raw}: no such file or directory")
         if not is_dir:
             raise KbError(f"{raw}: not a directory (give a base or a fleet root)")

@@ -59,12 +59,26 @@ def meta_get(con: sqlite3.Connection, key: str) -> str | None:
     return row[0] if row else None
 
 
-def create_schema(con: sqlite3.Connection) -> None:
-    """Make the tables in an empty file (or a connection to memory), stamped with the version."""
+def use_wal(con: sqlite3.Connection) -> None:
+    """The file in WAL mode from its first build on: readers then read while an update writes.
+
+    Not before: a new file's first build writes the whole index in one transaction, which WAL
+    writes twice (to the log, then again into the file at the checkpoint), and a rollback
+    journal once (pages added to a file are not journalled). Measured on the 60,000-chunk
+    haystack, 0.3 s less system CPU a full build. A build killed part way leaves a hot
+    journal that SQLite rolls back on the next open: an empty index, rebuilt as any other.
+    A file made to replace a damaged one is put in WAL at once (TextIndex._replace_damaged).
+    """
     try:
-        con.execute("PRAGMA journal_mode = WAL")
+        if con.execute("PRAGMA journal_mode").fetchone()[0] not in ("wal", "memory"):
+            con.execute("PRAGMA journal_mode = WAL")
     except sqlite3.OperationalError:
-        pass  # a read-only or odd filesystem: the default journal still works
+        pass  # a read-only or odd filesystem, or a reader holding the file: the default journal still works
+
+
+def create_schema(con: sqlite3.Connection) -> None:
+    """Make the tables in an empty file (or a connection to memory), stamped with the version.
+    The journal stays the default until the first build has written (use_wal)."""
     # One transaction, version stamp included: a second process opening the file meanwhile
     # sees an empty file or a whole index, never tables without a version (which it would
     # take for damage, and delete from under the first).

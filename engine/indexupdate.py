@@ -13,22 +13,26 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import bignote, notefiles
 from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
-from .indexschema import meta_get
-from .notefiles import (
-    LISTING_FAILED, RACY_NS, content_hash, in_gap, is_read_failure, list_notes, listing_gaps, read_note,
-)
-from .notes import Note, is_map_file, parse_note
-from .notestore import ChunkRows, chunk_rows, delete_note, insert_note
-from .readahead import ReadAhead
+from .indexschema import meta_get, use_wal
+from .notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
+from .notes import is_map_file
+from .notestore import delete_note, insert_note
+from .prepared import Prepared, prepare
 from .stemming import stems_fingerprint
+
+if TYPE_CHECKING:
+    from .prepworker import PrepWorker
 
 
 @dataclass
 class IndexReport:
+    """What one update of a base's index did."""
+
     base: str
     files: int = 0
     entries: int = 0
@@ -63,13 +67,21 @@ def young(st: os.stat_result, young_from: int) -> bool:
     an unpacked archive), so a note replaced by one of the same size and mtime kept its stale
     answer for good; its ctime cannot be set, and any write, rename over or chmod puts it
     after the update began (git's racy check reads it too)."""
+    mtime_from, mtime_to, ctime_from = young_window(young_from)
+    return mtime_from <= st.st_mtime_ns < mtime_to or st.st_ctime_ns >= ctime_from
+
+
+def young_window(young_from: int | None) -> tuple[int, int, int]:
+    """(mtime from, mtime to, ctime from): a note is young when its mtime is in [from, to) or
+    its ctime is at or past ctime from. With no update to be young against, none is."""
+    if young_from is None:
+        return 1, 0, 1 << 126
     indexed_at = young_from + RACY_NS
     # An mtime past the update by more than a clock's grain is a skewed stamp (an archive from
     # a machine whose clock ran ahead, `touch -d tomorrow`), not a racy one: it made the note
     # young until the clock caught up, so every question re-indexed. Any change to the note
     # since moves its ctime, which still says so.
-    return (young_from <= st.st_mtime_ns < indexed_at + RACY_NS
-            or st.st_ctime_ns >= indexed_at - CTIME_SLACK_NS)
+    return young_from, indexed_at + RACY_NS, indexed_at - CTIME_SLACK_NS
 
 
 def racy_from(con: sqlite3.Connection) -> int | None:
@@ -113,15 +125,14 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
                 delete_note(con, known[rel][0])
                 report.removed += 1
         notes = [(rel, st) for rel, st in sorted(on_disk.items()) if not is_map_file(rel)]
-        # The notes to read (and, changed, stem) are read on a thread of their own, a few
-        # ahead of the one being written (engine/readahead.py); a large note streams here.
+        # A large build's notes are read, parsed and stemmed by a second process while this
+        # one writes them, when a core is free for it (engine/prepworker.py); a large note
+        # streams here.
         to_read = [
-            (rel, st) for rel, st in notes
+            (rel, st, _hash_held(known.get(rel), force)) for rel, st in notes
             if _must_read(known.get(rel), st, force, young_from) and st.st_size <= bignote.STREAM_ABOVE_BYTES
         ]
-        ahead = ReadAhead(
-            to_read, lambda item: _read_ahead(root, item[0], item[1], known.get(item[0]), force)
-        ) if len(to_read) > 1 else None  # one note (an edit) is read where it is written
+        ahead = _worker_for(root, to_read)
         try:
             for rel, st in notes:
                 _bring_note(con, root, rel, st, known.get(rel), force, young_from, report, skipped_stats, ahead)
@@ -145,6 +156,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         if con.in_transaction:
             con.execute("ROLLBACK")
         raise
+    use_wal(con)
     refresh_common_terms(con)
     report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
     report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
@@ -159,31 +171,41 @@ def _must_read(old: tuple | None, st: os.stat_result, force: bool, young_from: i
     return not (old and not force and (old[1], old[2]) == sig and (young_from is None or not young(st, young_from)))
 
 
-@dataclass
-class _ReadNote:
-    """What a note needing reading gave, made ahead of the write: its text's problem, or its
-    hash and (unless only touched) the parsed note with its chunk rows."""
-
-    problem: str | None
-    hash: str | None = None
-    note: Note | None = None
-    rows: ChunkRows | None = None
+def _hash_held(old: tuple | None, force: bool) -> str | None:
+    """The hash that lets a touched note skip parsing: the index's, unless forced."""
+    return old[3] if old and not force else None
 
 
-def _read_ahead(root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool) -> _ReadNote:
-    text, raw, problem = read_note(root, rel, st)
-    if problem:
-        return _ReadNote(problem)
-    h = content_hash(raw)
-    if old and not force and old[3] == h:
-        return _ReadNote(None, h)
-    note = parse_note(rel, text)
-    return _ReadNote(None, h, note, chunk_rows(note))
+# A second process pays for its start (an interpreter and the engine's modules, ~60 ms of
+# CPU) and for carrying each prepared note back (a marshal frame each way), so it is started
+# only for a build of at least this many bytes of notes, and only when a core is free: at a
+# load average above the cores less one, the two processes would take turns on one core
+# and the build would cost that much more CPU for no less time (docs/quality.md).
+WORKER_MIN_BYTES = 4 << 20
+
+
+def worker_wanted(n_bytes: int) -> bool:
+    if n_bytes < WORKER_MIN_BYTES:
+        return False
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # not on every platform
+        load = 0.0
+    return cpus >= 2 and load <= cpus - 1
+
+
+def _worker_for(root: Path, to_read: list[tuple[str, os.stat_result, str | None]]) -> PrepWorker | None:
+    if not worker_wanted(sum(st.st_size for _rel, st, _old in to_read)):
+        return None
+    from .prepworker import PrepWorker  # a large build's path only: subprocess is not a question's import
+
+    return PrepWorker(root, to_read)
 
 
 def _bring_note(
     con: sqlite3.Connection, root: Path, rel: str, st: os.stat_result, old: tuple | None, force: bool, young_from: int | None,
-    report: IndexReport, skipped_stats: dict[str, str], ahead: ReadAhead | None = None,
+    report: IndexReport, skipped_stats: dict[str, str], ahead: PrepWorker | None = None,
 ) -> None:
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
@@ -194,11 +216,11 @@ def _bring_note(
     # A large note is read in two bounded passes (engine/bignote.py), never whole.
     big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
     if big:
-        read = _ReadNote(big.problem, big.hash, big.note)
+        read = Prepared(big.problem, big.hash, big.note)
     elif ahead is not None:
-        read = ahead.next_result((rel, st))
+        read = ahead.next_result(rel)
     else:
-        read = _read_ahead(root, rel, st, old, force)
+        read = prepare(root, rel, st, _hash_held(old, force))
     if read.problem:
         report.skipped.append(read.problem)
         # What the bytes say (binary, not UTF-8, too large) holds for every reader and
@@ -245,13 +267,15 @@ def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:
         return True
+    # young() written out: this loop runs over every note of every base on every one-shot.
+    mtime_from, mtime_to, ctime_from = young_window(young_from)
     for rel, st in on_disk.items():
-        sig = f"{st.st_mtime_ns}:{st.st_size}"
-        if is_map_file(rel):
-            continue
-        if known.get(rel) != sig and skips.get(rel) != sig:
+        mtime = st.st_mtime_ns
+        sig = f"{mtime}:{st.st_size}"
+        # A changed stat, or the same one too young to prove the same content; a map file
+        # (index.md's kind) is not a note and never tells.
+        if ((known.get(rel) != sig and skips.get(rel) != sig) or mtime_from <= mtime < mtime_to
+                or st.st_ctime_ns >= ctime_from) and not is_map_file(rel):
             return True
-        if young_from is not None and young(st, young_from):
-            return True  # same stat, but too young for the stat to prove the same content
     # A note that was skipped and is gone must leave the skipped list too.
     return any(rel not in on_disk and not in_gap(rel, gaps) for rel in (*known, *skips))

@@ -562,12 +562,11 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     for key in proposal.keys:  # an edited key too (the labels screen): what is written reads back
         if "," in key.key or "\x00" in key.key or len(f"x{key.key}x".splitlines()) != 1:
             raise ValueError(f"the key {key.key!r} holds a comma, a NUL or a line break; nothing written")
-    # The byte-order marks are dropped for reading only (all of them, as every reader drops
-    # them): they stay in the bytes written back.
-    marks = 0
-    while data.startswith(b"\xef\xbb\xbf", marks):
-        marks += 3
-    bom = data[:marks]
+    # The byte-order marks are dropped for reading only: they stay in the bytes written back.
+    # Every leading one, as the indexer drops them (a second made the title unreadable here).
+    bom = b""
+    while data.startswith(b"\xef\xbb\xbf", len(bom)):
+        bom += b"\xef\xbb\xbf"
     text = data[len(bom):].decode("utf-8", errors="surrogateescape")
     note = parse_note(proposal.relpath, text)
     # parse_note's lines, each with its own ending: str.splitlines breaks at "\r" alone, form

@@ -25,7 +25,7 @@ from .memory import Memory
 from .misses import misses_path, read_log
 from .notes import is_map_file
 from .render import json_line, printable
-from .notefiles import list_notes
+from .notefiles import MAX_NOTE_BYTES, list_notes, open_note
 from .clean import is_valid_text
 
 GOLD_FILE = "gold.tsv"
@@ -80,9 +80,12 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
     files: dict[tuple[str, str], bytes] = {}
     for b in fleet.bases:
         found, _ = list_notes(b.root)
-        for rel in found:
+        for rel, st in found.items():
+            if st.st_size > MAX_NOTE_BYTES:
+                continue  # the index skips it unread (and says so): a label there would answer nothing
             try:
-                files[(b.name, rel)] = (b.root / rel).read_bytes()
+                with open_note(b.root / rel) as f:  # a FIFO put there since is skipped, not waited on
+                    files[(b.name, rel)] = f.read(MAX_NOTE_BYTES + 1)
             except OSError:
                 continue  # kb index reports what cannot be read
     texts = {(b, r): d.decode("utf-8", errors="replace").lstrip("\ufeff") for (b, r), d in files.items()}

@@ -428,9 +428,7 @@ class Memory:
         agreement = 1 + (id_at(0) in text_ids) if keyword else 0
         suggestions: tuple[str, ...] = ()
         if not gate.served:
-            from .suggest import suggest  # a refusal's "did you mean"
-
-            suggestions = tuple(suggest(list(routed.words), snap.catalogue.keys_as_written()))
+            suggestions = tuple(snap.catalogue.speller().suggest(list(routed.words)))  # "did you mean"
         return Answer(
             question=query.question, terms=routed.terms, verdict=routed.verdict, gate=gate,
             confidence=Confidence(agreement=agreement, keyword_score=top_score, margin=margin),

@@ -26,7 +26,7 @@ from .atomic import write_atomic
 from .clean import log_line
 from .fleet import MISSES_FILE
 from .nofollow import open_lock, refuse_links
-from .textfile import read_text, text_lines
+from .textfile import read_regular_text, read_text, text_lines
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -236,24 +236,24 @@ def _exclude_file(dot_git: Path) -> Path | None:
             return None
         if dot_git.is_dir():
             return dot_git / "info" / "exclude"
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
+        text = read_regular_text(dot_git).strip()
+    except (OSError, ValueError):
         return None
     if not text.startswith("gitdir:"):
         return None
     gitdir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
     common = gitdir
     try:
-        rel = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        rel = read_regular_text(gitdir / "commondir").strip()
         common = (gitdir / rel).resolve()
-    except OSError:
+    except (OSError, ValueError):
         pass
     return common / "info" / "exclude"
 
 
 def _read_quiet(p: Path) -> str:
     try:
-        return p.read_text(encoding="utf-8", errors="replace")
+        return read_regular_text(p, errors="replace")  # a FIFO there would hang the miss
     except OSError:
         return ""
 

@@ -7,7 +7,9 @@ file. A note that cannot be read is a problem line ("path: why"), never an excep
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import os
 import stat
 from pathlib import Path
@@ -129,7 +131,10 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
     try:
         if st is not None and st.st_size > MAX_NOTE_BYTES:
             return None, None, f"{rel}: too large to index ({st.st_size:,} bytes; limit {MAX_NOTE_BYTES:,})"
-        raw = full.read_bytes()
+        with open_note(full) as f:
+            raw = f.read(MAX_NOTE_BYTES + 1)  # a note that grew since its stat is read no further
+        if len(raw) > MAX_NOTE_BYTES:
+            return None, None, f"{rel}: too large to index (over the limit of {MAX_NOTE_BYTES:,} bytes)"
     except FileNotFoundError:
         return None, None, f"{rel}: vanished before it could be read"
     except PermissionError:
@@ -147,6 +152,18 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
     except UnicodeDecodeError as e:
         return None, raw, f"{rel}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
     return text.lstrip("\ufeff"), raw, None
+
+
+def open_note(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """A note opened for reading. The listing saw a regular file, but it may have been replaced
+    since by a FIFO, whose open and read would wait for a writer forever: it is opened without
+    waiting, and anything but a regular file raises OSError ("not a regular file")."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    return f
 
 
 def content_problem(raw: bytes) -> str | None:

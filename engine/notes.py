@@ -140,6 +140,8 @@ def is_map_file(relpath: str) -> bool:
 
 @dataclass(frozen=True)
 class Section:
+    """A heading's stretch of a note."""
+
     heading_path: str  # "Title > Section > Subsection"
     text: str  # prose with the label line removed
     line: int  # 1-based line of the section's first line
@@ -147,6 +149,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Note:
+    """A parsed markdown note: its label, its sections, its links."""
+
     relpath: str
     title: str
     keys: tuple[str, ...]  # as written, backticks stripped

@@ -89,8 +89,8 @@ def delete_note(con: sqlite3.Connection, file_id: int) -> None:
 @dataclass(frozen=True)
 class ChunkRows:
     """A note's chunks as the index stores them, (heading_path, body, line, heading_stems,
-    body_stems) each, made apart from the connection so they can be made ahead of the write
-    (engine/readahead.py); `cut`: the note had more chunks than one file may hold."""
+    body_stems) each, made apart from the connection (engine/prepared.py), perhaps in a second
+    process; `cut`: the note had more chunks than one file may hold."""
 
     rows: list[tuple[str, str, int, str, str]]
     cut: bool

@@ -24,6 +24,8 @@ class QueryError(KbError, ValueError):
 
 @dataclass(frozen=True)
 class Query:
+    """One question and how to answer it, checked once."""
+
     question: str
     top: int = DEFAULT_TOP  # rows on the page
     offset: int = 0  # where the page starts in the one ordering

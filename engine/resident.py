@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from .stemming import stem_question
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
-from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, varint
+from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, one_snapshot, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
 
@@ -91,7 +91,7 @@ class ResidentText:
 
     def build(self) -> None:
         """Every posting, from FTS5's own index."""
-        self.index._guard(self._build)
+        self.index._guard(_in_one_snapshot, self._build)
 
     def _build(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -140,7 +140,7 @@ class ResidentText:
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
-        self.index._guard(self._refresh)
+        self.index._guard(_in_one_snapshot, self._refresh)
 
     def _refresh(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -323,6 +323,14 @@ class _Pairs(dict):
             self.held = 0
         self[term] = pairs
         self.held += len(pairs)
+
+
+def _in_one_snapshot(con: sqlite3.Connection, read) -> None:
+    """A build or a follow reads lengths, postings, files and totals in several SELECTs: a
+    `kb index` committing between them gave postings of chunks with no length (KeyError) or
+    of another note under a reused file id (a ranking unlike FTS5's). One state for all."""
+    with one_snapshot(con):
+        read(con)
 
 
 def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:

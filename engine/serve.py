@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from .clean import as_text
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
@@ -88,13 +89,27 @@ def list_notes(memory: "Memory", path: str | None = None) -> dict[str, Any]:
     return {"path": path, "notes": notes}
 
 
+def _text_values(value):
+    """Every string in a tool's result as text MCP can send: a base or fleet folder named by
+    bytes that are not UTF-8 (a lone surrogate to Python) failed the reply's encoding, and
+    with it every tool, and the greeting that lists the bases. Escaped (clean.as_text), as
+    every text surface shows it; `kb_list` and the paths a tool takes accept it back."""
+    if isinstance(value, str):
+        return as_text(value)
+    if isinstance(value, dict):
+        return {as_text(k) if isinstance(k, str) else k: _text_values(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text_values(v) for v in value]
+    return value
+
+
 def build_server(memory: "Memory"):
     """The MCP server over one Memory. Separate from `serve` so it can be built without running."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
     fresh = _Fresh(memory)
-    names = ", ".join(b.name for b in memory.bases)
+    names = ", ".join(as_text(b.name) for b in memory.bases)
     server = MCPServer(
         "kb",
         instructions=(
@@ -113,14 +128,14 @@ def build_server(memory: "Memory"):
         def call(*a, **kw):
             try:
                 fresh()
-                return fn(*a, **kw)
+                return _text_values(fn(*a, **kw))
             except KbError as e:
                 log.info("refused: %s", e)
-                raise ToolError(str(e)) from None
+                raise ToolError(as_text(str(e))) from None
             except OSError as e:
                 # Not a bare "Error executing tool": the caller gets the file and the reason.
                 log.warning("%s failed: %s", fn.__name__, os_error_line(e))
-                raise ToolError(os_error_line(e)) from None
+                raise ToolError(as_text(os_error_line(e))) from None
 
         return call
 

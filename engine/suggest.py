@@ -13,7 +13,7 @@ once per normalised form, because it is the base's own vocabulary being shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 
 from .normalize import terms, words
@@ -36,24 +36,23 @@ def dice(a: str, b: str) -> float:
     return 2.0 * len(ga & gb) / (len(ga) + len(gb))
 
 
-@dataclass(frozen=True)
-class _Vocabulary:
-    """A label vocabulary prepared once: every key's content words, indexed by trigram."""
+class Spelling:
+    """A list of label keys prepared for the search: each key's content words, indexed by
+    trigram. Built from keys (`spelling_of`), or read from a base's spelling cache
+    (engine/spelling_cache.py), whose mappings decode a value when it is looked up."""
 
-    keys: tuple[tuple[str, str], ...]  # (normalised form, as written), first spelling wins
-    words_of: tuple[tuple[str, ...], ...]  # each key's content words
-    by_gram: dict[str, tuple[str, ...]]  # trigram -> content words carrying it
-    keys_of: dict[str, tuple[int, ...]]  # content word -> indexes into keys
-    # question word -> (key index, Dice) of the keys it reaches: a long miss log says the same
-    # words thousands of times, so each is aligned against the vocabulary once
-    reached: dict[str, tuple[tuple[int, float], ...]] = field(default_factory=dict, compare=False)
+    __slots__ = ("by_gram", "keys_of", "keys")
+
+    def __init__(self, by_gram: Mapping[str, tuple[str, ...]], keys_of: Mapping[str, tuple[int, ...]],
+                 keys: Sequence[tuple[str, str]]):
+        self.by_gram = by_gram  # trigram -> content words carrying it
+        self.keys_of = keys_of  # content word -> indexes into keys
+        self.keys = keys  # (normalised form, as written), the first spelling of each form
 
 
-@lru_cache(maxsize=8)
-def _prepare(keys: tuple[str, ...]) -> _Vocabulary:
+def spelling_of(keys: Iterable[str]) -> Spelling:
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
-    content: list[tuple[str, ...]] = []
     by_gram: dict[str, set[str]] = {}
     keys_of: dict[str, list[int]] = {}
     for key in keys:
@@ -69,67 +68,98 @@ def _prepare(keys: tuple[str, ...]) -> _Vocabulary:
             for g in trigrams(w):
                 by_gram.setdefault(g, set()).add(w)
         out.append((norm, " ".join(key.split())))
-        content.append(ws)
-    return _Vocabulary(
-        tuple(out), tuple(content), {g: tuple(ws) for g, ws in by_gram.items()},
-        {w: tuple(ix) for w, ix in keys_of.items()},
-    )
+    return Spelling({g: tuple(sorted(ws)) for g, ws in by_gram.items()},
+                    {w: tuple(ix) for w, ix in keys_of.items()}, out)
 
 
-def _reach(vocab: _Vocabulary, q: str) -> tuple[tuple[int, float], ...]:
-    """(key index, score) for every key one of whose words is spelled like `q`, each key at
-    its best word, in the order the keys were first reached."""
-    gq = trigrams(q)
-    shared: dict[str, int] = {}
-    for g in gq:
-        for w in vocab.by_gram.get(g, ()):
-            shared[w] = shared.get(w, 0) + 1
-    best: dict[int, float] = {}
-    for w, n in shared.items():
-        score = 2.0 * n / (len(gq) + len(trigrams(w)))
-        if score < SUGGEST_MIN_DICE:
-            continue
-        for i in vocab.keys_of[w]:
-            if score > best.get(i, 0.0):
-                best[i] = score
-    return tuple(best.items())
+class Speller:
+    """The search over one or more spellings, in key order: a fleet's bases, each prepared
+    apart (a base's spelling is kept beside its index), answer as the list of all their keys.
+
+    A key's words are a function of its normalised form, so the keys of one form carry the
+    same words in every part: a form is reached from the same words wherever it is, and the
+    first part holding it gives its first spelling.
+    """
+
+    def __init__(self, parts: Sequence[Spelling]):
+        self.parts = parts
+        self.written: dict[str, str] = {}  # normalised form -> its first spelling
+        # question word -> (form, Dice) of the keys it reaches: a long miss log says the same
+        # words thousands of times, so each is aligned against the vocabulary once
+        self.reached: dict[str, tuple[tuple[str, float], ...]] = {}
+
+    def suggest(self, question_terms: list[str], limit: int = SUGGEST_MAX) -> list[str]:
+        """Keys spelled like the question's words, best first (ties alphabetical), at most
+        `limit`. Only words sharing a gram with the question are ever compared: microseconds."""
+        best: dict[str, float] = {}
+        for q in dict.fromkeys(question_terms):
+            reached = self.reached.get(q)
+            if reached is None:
+                if len(self.reached) >= REACHED_CAP:
+                    self.reached.clear()
+                reached = self.reached[q] = self._reach(q)
+            for norm, score in reached:
+                if score > best.get(norm, 0.0):
+                    best[norm] = score
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [self.written[norm] for norm, _ in ranked[:limit]]
+
+    def _reach(self, q: str) -> tuple[tuple[str, float], ...]:
+        """(form, score) for every key one of whose words is spelled like `q`, each key at
+        its best word."""
+        gq = trigrams(q)
+        shared: dict[str, int] = {}
+        for part in self.parts:
+            counted: dict[str, int] = {}
+            for g in gq:
+                for w in part.by_gram.get(g, ()):
+                    counted[w] = counted.get(w, 0) + 1
+            shared.update(counted)  # a word carries the same grams in every part
+        best: dict[str, float] = {}
+        floor = SUGGEST_MIN_DICE
+        for w, n in shared.items():
+            # A word carries at least the n grams it shares: 2n / (|q| + n) bounds its Dice,
+            # so most words are dropped without their own grams being made.
+            if 2.0 * n / (len(gq) + n) < floor:
+                continue
+            score = 2.0 * n / (len(gq) + len(trigrams(w)))
+            if score < floor:
+                continue
+            for part in self.parts:
+                for i in part.keys_of.get(w, ()):
+                    norm, written = part.keys[i]
+                    self.written.setdefault(norm, written)
+                    if score > best.get(norm, 0.0):
+                        best[norm] = score
+        return tuple(best.items())
 
 
-_LAST: list = [(None, None)]  # (the last key tuple seen, its vocabulary), swapped as one value
-REACHED_CAP = 100_000  # words remembered per vocabulary; past it the memory starts over
+REACHED_CAP = 100_000  # words remembered per speller; past it the memory starts over
 
 
-def _prepared(keys) -> _Vocabulary:
-    """_prepare, without hashing every key again when the caller hands the same tuple (the
-    catalogue's keys_as_written, one tuple per catalogue): tens of thousands of keys hashed
-    per refusal was a measurable part of a miss."""
-    last_keys, vocab = _LAST[0]
-    if keys is last_keys and vocab is not None:
-        return vocab
-    vocab = _prepare(tuple(keys))
+@lru_cache(maxsize=8)
+def _prepare(keys: tuple[str, ...]) -> Speller:
+    return Speller([spelling_of(keys)])
+
+
+_LAST: list = [(None, None)]  # (the last key tuple seen, its speller), swapped as one value
+
+
+def speller_for(keys) -> Speller:
+    """The speller of a key list, prepared once per distinct list, without hashing every key
+    again when the caller hands the same tuple (the catalogue's keys_as_written, one tuple per
+    catalogue): tens of thousands of keys hashed per refusal was a measurable part of a miss."""
+    last_keys, speller = _LAST[0]
+    if keys is last_keys and speller is not None:
+        return speller
+    speller = _prepare(tuple(keys))
     if isinstance(keys, tuple):
-        _LAST[0] = (keys, vocab)
-    return vocab
+        _LAST[0] = (keys, speller)
+    return speller
 
 
 def suggest(question_terms: list[str], keys: list[str], limit: int = SUGGEST_MAX) -> list[str]:
-    """Keys spelled like the question's words, best first (ties alphabetical), at most `limit`.
-
-    The vocabulary is prepared once per distinct key list and searched by shared trigrams,
-    so only words that share a gram with the question are ever compared: microseconds.
-    """
+    """Keys spelled like the question's words, best first (ties alphabetical), at most `limit`."""
     if not question_terms or not keys:
         return []
-    vocab = _prepared(keys)
-    best: dict[int, float] = {}
-    for q in dict.fromkeys(question_terms):
-        reached = vocab.reached.get(q)
-        if reached is None:
-            if len(vocab.reached) >= REACHED_CAP:
-                vocab.reached.clear()
-            reached = vocab.reached[q] = _reach(vocab, q)
-        for i, score in reached:
-            if score > best.get(i, 0.0):
-                best[i] = score
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1], vocab.keys[kv[0]][0]))
-    return [vocab.keys[i][1] for i, _ in ranked[:limit]]
+    return speller_for(keys).suggest(question_terms, limit)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Term:
+    """One number of an explanation, with the formula that made it."""
+
     label: str  # what the number is: "floor", "keywords", "text", "graph", "sum"
     formula: str  # how it was computed, with this fleet's numbers put in ("1/(60 + 2)")
     value: float  # the result (an int for the fixed-point fusion terms)

@@ -13,7 +13,9 @@ first miss whose count then restarted.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 BOM = "\ufeff"
@@ -22,6 +24,18 @@ BOM = "\ufeff"
 def read_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
     """The file's text as UTF-8, without a leading BOM. Raises what open()/decode raise."""
     text = Path(path).read_text(encoding="utf-8", errors=errors)
+    return text[1:] if text.startswith(BOM) else text
+
+
+def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
+    """read_text for a file another program may have planted (a `.gitignore`, a `.git` file):
+    a FIFO's open would wait for a writer forever, so it is opened without waiting and anything
+    but a regular file raises OSError (EINVAL), as an unreadable file does."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        text = f.read().decode("utf-8", errors=errors)
     return text[1:] if text.startswith(BOM) else text
 
 

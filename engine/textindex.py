@@ -26,7 +26,7 @@ from .indexpool import READERS_PER_BASE, drop_idle, give_back, take_idle
 from .indexrecovery import (
     SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_unwritable, os_why,
 )
-from .indexschema import SCHEMA_VERSION, create_schema, meta_get
+from .indexschema import SCHEMA_VERSION, create_schema, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
 from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
@@ -67,6 +67,11 @@ class TextIndex:
             refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
+        # In WAL, NORMAL syncs the log at a checkpoint rather than at every commit: a crash
+        # or a kill still leaves every committed update whole (SQLite's guarantee), and a
+        # power cut may lose the last ones, which the next update reads again (the index
+        # holds nothing the markdown does not). A full build's commit then waits on no disk.
+        con.execute("PRAGMA synchronous = NORMAL")
         return con
 
     def conn(self) -> sqlite3.Connection:
@@ -192,6 +197,11 @@ class TextIndex:
                     return self._in_memory(f"damaged, and cannot be removed: {e.strerror}")
             self.was_rebuilt = True
             con = self._connect()
+            # WAL from the start, not after the first build as a new file: a second process
+            # replacing the same damaged file unlinks this one's side files, and a rollback
+            # journal unlinked under a writer fails its commit (disk I/O error; seen once in
+            # tests/test_faults_index.py's two builds of a damaged base) where WAL does not.
+            use_wal(con)
             create_schema(con)
             return con
 

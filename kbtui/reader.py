@@ -30,6 +30,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Footer, Static
 
+from engine.notefiles import open_note
+
 from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
 from .messages import NoteLoaded, NoteRendered
@@ -201,7 +203,8 @@ class ReaderScreen(Screen):
             self.post_message(NoteLoaded(self.base, self.path, "", 0, f"{self.base}: no such agent"))
             return
         try:
-            raw = (base.root / self.path).read_bytes()
+            with open_note(base.root / self.path) as f:  # a FIFO put there since is said, not waited on
+                raw = f.read()
         except OSError as e:
             self.post_message(NoteLoaded(self.base, self.path, "", 0, f"cannot read {self.path}: {e.strerror or e}"))
             return

@@ -37,3 +37,42 @@ def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: 
         [sys.executable, "-m", "engine.cli", *args], cwd=cwd or REPO, env=full_env, input=stdin,
         capture_output=True, text=True, timeout=timeout,
     )
+
+
+def age_indexes(fleet: Path) -> None:
+    """Date the index files a minute back: what is derived from an index (the opening cache,
+    a kept spelling) is kept only for an index old enough for its stat to vouch for it, and
+    a test cannot wait for the clock."""
+    then = os.stat(fleet).st_mtime - 60
+    for f in fleet.glob("*/.kb/index.db*"):
+        os.utime(f, (then, then))
+
+
+def index_aged(fleet: Path) -> None:
+    """`kb index` the fleet with its notes older than the index can doubt (RACY_NS), then
+    age the index: the next `kb` reads and keeps what is derived from it."""
+    then = os.stat(fleet).st_mtime - 120
+    for note in fleet.rglob("*.md"):
+        os.utime(note, (then, then))
+    r = run_kb("index", str(fleet))
+    assert r.returncode == 0, r.stderr
+    age_indexes(fleet)
+
+
+def damage_cache(path: Path, damage: str) -> bytes:
+    """Replace a sound cache file with a damaged one: "truncated", "flipped" (one byte near
+    its end), "garbage", "empty" or "a-directory"; any other name leaves nothing there, for
+    the caller to make. Returns the sound bytes."""
+    raw = path.read_bytes()
+    path.unlink()
+    if damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped":
+        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(4096))
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "a-directory":
+        path.mkdir()
+    return raw

@@ -25,6 +25,7 @@ from engine.catalogue import (
 )
 from kbtools.haystack import generate
 from engine.memory import Memory
+from engine.suggest import speller_for
 
 # -- the reference: the code as it was before issue 8, verbatim but for names ---------------
 
@@ -66,6 +67,9 @@ class OldCatalogue:
 
     def keys_as_written(self) -> list[str]:  # what Memory.ask's miss path built every time
         return [k for k, _ in self.vocabulary_keys()]
+
+    def speller(self):  # what Memory.ask's miss path asks now: here, every key prepared at once
+        return speller_for(self.keys_as_written())
 
     def score(self, segments: list[list[str]]) -> list[Scored]:
         seq = [t for seg in segments for t in seg]

@@ -132,7 +132,7 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.purpose.stage", "engine.purpose.reading", "engine.purpose.facts", "engine.purpose.signals",
     "engine.purpose.stamp", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
     "engine.rerank.rule", "engine.classifier", "engine.dossier", "engine.roster", "engine.resident",
-    "engine.remember", "engine.misses", "engine.suggest", "engine.labelcli", "engine.label",
+    "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
 )

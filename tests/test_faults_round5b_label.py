@@ -40,20 +40,3 @@ def test_the_label_goes_under_the_underline_of_a_title_that_starts_with_a_hash(t
     assert note.read_bytes() == data[:cut] + inserted + data[cut:]
     after = parse_note("rule.md", note.read_text())
     assert after.is_entry and after.title == want_title
-
-
-def test_a_note_opening_with_two_byte_order_marks_is_labelled_not_a_traceback(tmp_path):
-    """Every reader drops all the leading BOMs (notefiles, kb label's proposal); the writer
-    dropped one, found no title on line one, and `kb label --write` died with a TypeError."""
-    root = tmp_path / "notes"
-    root.mkdir()
-    note = root / "r.md"
-    bom = b"\xef\xbb\xbf"
-    data = bom + bom + b"# Rocket manual\n" + BODY
-    note.write_bytes(data)
-    r = run_kb("label", str(root), "--no-effect", "--json", "--write", str(note))
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
-    prop = json.loads(r.stdout)["proposals"][0]
-    cut = len(bom + bom + b"# Rocket manual\n")
-    inserted = b"\n" + prop["label_line"].encode() + b"\n" + prop["purpose_line"].encode() + b"\n"
-    assert note.read_bytes() == data[:cut] + inserted + data[cut:]  # both marks kept, as every byte

@@ -20,7 +20,8 @@ INDEX_OWNERS = {"engine/memory.py"}
 # one-shot `kb route` / `kb boot` does not pay for them (tests/test_engine_cli.py checks the
 # process). A module here is imported at the top of no module a plain route imports.
 OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.dossier", "engine.roster",
-            "engine.resident", "engine.suggest", "engine.misses", "engine.remember"}
+            "engine.resident", "engine.suggest", "engine.spelling_cache", "engine.misses", "engine.remember",
+            "engine.prepworker"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 

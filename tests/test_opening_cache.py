@@ -19,15 +19,7 @@ from engine.catalogue import Catalogue, make_entry
 from engine.memory import Memory
 from engine.normalize import terms as normalise
 from kbtools.haystack import generate
-from tests.conftest import run_kb
-
-
-def _age(fleet: Path) -> None:
-    """Date the index files a minute back: the cache is kept only for an index old enough
-    for its stat to vouch for it (a test cannot wait for the clock)."""
-    then = os.stat(fleet).st_mtime - 60
-    for f in fleet.glob("*/.kb/index.db*"):
-        os.utime(f, (then, then))
+from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
 
 
 def _caches(fleet: Path) -> list[Path]:
@@ -43,15 +35,6 @@ def _route(fleet: Path, question: str) -> str:
     return json.dumps(answer, sort_keys=True, ensure_ascii=False)
 
 
-def _index(fleet: Path) -> None:
-    then = os.stat(fleet).st_mtime - 120  # notes older than the index can doubt (RACY_NS)
-    for note in fleet.rglob("*.md"):
-        os.utime(note, (then, then))
-    r = run_kb("index", str(fleet))
-    assert r.returncode == 0, r.stderr
-    _age(fleet)
-
-
 def _gold_questions(demo: Path) -> list[str]:
     lines = (demo / "gold.tsv").read_text(encoding="utf-8").splitlines()
     return [ln.split("\t")[0] for ln in lines if ln and not ln.startswith("#")]
@@ -62,7 +45,7 @@ def many(tmp_path_factory) -> Path:
     """40 bases, most of a few chunks: the many-bases shape, small enough to test."""
     root = tmp_path_factory.mktemp("many") / "fleet"
     generate(root, 400, seed=5, bases=40, questions=24)
-    _index(root)
+    index_aged(root)
     return root
 
 
@@ -75,7 +58,7 @@ def _haystack_questions(root: Path) -> list[str]:
 
 
 def test_demo_routes_the_same_bytes_with_and_without_the_cache(demo):
-    _index(demo)
+    index_aged(demo)
     questions = _gold_questions(demo)[:6] + ["me conta uma piada"]
     without = [_route(demo, q) for q in questions[:1]]  # the first run reads the index and keeps it
     assert len(_caches(demo)) == 3
@@ -156,7 +139,7 @@ def test_a_base_without_the_questions_words_is_not_opened(many, monkeypatch):
 
 def test_opening_a_current_cache_opens_no_index(demo, monkeypatch):
     """The stale check and the snapshot of a fresh process, from current caches: no SQLite."""
-    _index(demo)
+    index_aged(demo)
     _route(demo, "deploy")
     opened = []
     real = catalogue_cache.TextIndex._open_checked
@@ -174,7 +157,7 @@ def _note(demo: Path) -> Path:
 
 
 def test_an_edited_added_deleted_or_renamed_note_is_never_answered_from_the_cache(demo):
-    _index(demo)
+    index_aged(demo)
     q = "zorblat quaffle"
     before = _route(demo, q)
     assert len(_caches(demo)) == 3 and json.loads(before)["results"] == []
@@ -185,20 +168,20 @@ def test_an_edited_added_deleted_or_renamed_note_is_never_answered_from_the_cach
     edited = json.loads(_route(demo, q))
     assert edited["keyword_top"] == "zed/knowledge/deploy-checklist.md"
 
-    _age(demo)
+    age_indexes(demo)
     renamed = note.with_name("zorblat-checklist.md")
     note.rename(renamed)
     after_rename = json.loads(_route(demo, q))
     assert after_rename["keyword_top"] == "zed/knowledge/zorblat-checklist.md"
 
-    _age(demo)
+    age_indexes(demo)
     added = demo / "steve" / "zorblat.md"
     added.write_text("# Zorblat\n\nSearch for: zorblat, quaffle\n\nThe zorblat quaffle note.\n", encoding="utf-8")
     after_add = json.loads(_route(demo, q))
     assert {r["base"] + "/" + r["path"] for r in after_add["results"]} >= {
         "steve/zorblat.md", "zed/knowledge/zorblat-checklist.md"}
 
-    _age(demo)
+    age_indexes(demo)
     renamed.unlink()
     added.unlink()
     gone = json.loads(_route(demo, q))
@@ -207,13 +190,13 @@ def test_an_edited_added_deleted_or_renamed_note_is_never_answered_from_the_cach
 
 def test_an_index_written_by_another_process_is_never_answered_from_the_cache(demo):
     """The notes and the index both move on before the next route: its cache is of the old index."""
-    _index(demo)
+    index_aged(demo)
     q = "zorblat quaffle"
     _route(demo, q)
     note = _note(demo)
     note.write_text(note.read_text(encoding="utf-8").replace("`deploy`, ", "`deploy`, `zorblat quaffle`, ", 1),
                     encoding="utf-8")
-    _index(demo)  # another process brings the index up to date (aged: old enough to vouch)
+    index_aged(demo)  # another process brings the index up to date (aged: old enough to vouch)
     idx = Memory(demo).indexes["zed"]
     assert catalogue_cache.cached(idx) is None  # the cache describes the index before the edit
     answer = json.loads(_route(demo, q))
@@ -221,7 +204,7 @@ def test_an_index_written_by_another_process_is_never_answered_from_the_cache(de
 
 
 def test_a_touched_index_file_invalidates_its_cache(demo):
-    _index(demo)
+    index_aged(demo)
     _route(demo, "deploy")
     idx = Memory(demo).indexes["zed"]
     assert catalogue_cache.cached(idx) is not None
@@ -233,7 +216,7 @@ def test_a_touched_index_file_invalidates_its_cache(demo):
 def test_a_cache_derived_by_other_code_is_not_served(demo, monkeypatch):
     """A kb whose normalising or scoring changed, with the index's schema the same, must not
     read catalogue rows another version derived."""
-    _index(demo)
+    index_aged(demo)
     _route(demo, "deploy")
     idx = Memory(demo).indexes["zed"]
     assert catalogue_cache.cached(idx) is not None
@@ -268,26 +251,15 @@ def _foreign(payload) -> bytes:
     "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
 ])
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
-    _index(demo)
+    index_aged(demo)
     q = _gold_questions(demo)[0]
     expected = _route(demo, q)
     path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
-    raw = path.read_bytes()
-    path.unlink()
-    if damage == "truncated":
-        path.write_bytes(raw[: len(raw) // 2])
-    elif damage == "flipped":
-        path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
-    elif damage == "garbage":
-        path.write_bytes(os.urandom(4096))
-    elif damage == "empty":
-        path.write_bytes(b"")
-    elif damage == "foreign":  # sound marshal, a checksum that matches, not our shape
+    raw = damage_cache(path, damage)
+    if damage == "foreign":  # sound marshal, a checksum that matches, not our shape
         path.write_bytes(_foreign({"hello": ["world"]}))
     elif damage == "other-format":
-        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 11))
-    elif damage == "a-directory":
-        path.mkdir()
+        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 12))
     elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
         head = len(catalogue_cache.MAGIC) + 4
         body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
@@ -306,7 +278,7 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
 
 
 def test_a_link_planted_where_the_cache_is_written_is_not_followed(demo, tmp_path):
-    _index(demo)
+    index_aged(demo)
     outside = tmp_path / "outside.bin"
     outside.write_bytes(b"not kb's\n")
     path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
@@ -330,7 +302,7 @@ def test_a_link_planted_where_the_cache_is_written_is_not_followed(demo, tmp_pat
 
 def test_markdown_is_never_written_by_keeping_the_cache(demo):
     before = {p: p.read_bytes() for p in demo.rglob("*.md")}
-    _index(demo)
+    index_aged(demo)
     _route(demo, "deploy")
     assert _caches(demo)
     assert {p: p.read_bytes() for p in demo.rglob("*.md")} == before
@@ -345,7 +317,7 @@ def crowd(tmp_path_factory) -> Path:
     match it than the text leg's pool holds."""
     root = tmp_path_factory.mktemp("crowd") / "fleet"
     generate(root, 900, seed=11, bases=120, questions=24)
-    _index(root)
+    index_aged(root)
     return root
 
 
@@ -409,7 +381,7 @@ def test_a_note_whose_name_holds_a_line_break_keeps_its_base_uncached(demo):
     from its index every time (the same answer, only slower), and its note still answers."""
     odd = demo / "zed" / "odd\nname.md"
     odd.write_text("# Oddly named\n\nSearch for: `zanzibar`\n\nA note about zanzibar.\n")
-    _index(demo)
+    index_aged(demo)
     answer = json.loads(_route(demo, "zanzibar"))
     assert answer["keyword_top"] == "zed/odd\nname.md"
     assert not (demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME).exists()

@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.atomic import write_atomic
 from engine.nofollow import make_dirs, refuse_links
+from engine.textfile import read_regular_text
 from engine.purpose.errors import FusionStampMismatch
 from engine.purpose.links import CONTENTS_NAMES
 from engine.purpose.signals import CLOCK_QUANTUM_MS, FRONTIER_CAP, HOP1, MAX_HOPS
@@ -93,7 +94,7 @@ def check_stamp(base_dir: str | os.PathLike[str]) -> dict[str, Any]:
     current = build_stamp()
     with _lock:
         try:
-            stored = json.loads(path.read_text(encoding="utf-8"))
+            stored = json.loads(read_regular_text(path))  # a FIFO there is unreadable, not waited on
         except FileNotFoundError:
             return _write(path, current)
         except (OSError, ValueError):

@@ -30,6 +30,8 @@ DAY_MS = 86_400_000
 
 @dataclass(frozen=True)
 class Weights:
+    """A purpose's fixed-point weight per signal."""
+
     text: int
     graph: int
     recency: int
@@ -41,6 +43,8 @@ class Weights:
 
 @dataclass(frozen=True)
 class Purpose:
+    """A named mix of signals for the reading list's order."""
+
     name: str
     weights: Weights
     half_life_ms: int  # recency halves once per half-life; read and reported even at weight 0

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..atomic import write_atomic
 from ..nofollow import make_dirs, refuse_links
+from ..textfile import read_regular_text
 from .errors import RerankStampMismatch, RerankUnavailable
 from .model import ModelInfo
 
@@ -40,11 +41,13 @@ def stamp_of(info: ModelInfo) -> dict[str, Any]:
 def read_stamp(path: Path) -> dict[str, Any] | None:
     """The stamp, or None when the base was never reranked; an unreadable stamp is refused."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_regular_text(path)  # a FIFO there is unreadable, not waited on
     except FileNotFoundError:
         return None
     except OSError as e:
         raise RerankUnavailable("stamp-unreadable", str(path), f"cannot read ({e.strerror})", f"kb rerank restamp {path.parent.parent}") from None
+    except UnicodeDecodeError as e:  # not a stamp kb wrote: refused as one, never a traceback
+        raise RerankUnavailable("stamp-unreadable", str(path), f"not UTF-8 ({e.reason})", f"kb rerank restamp {path.parent.parent}") from None
     try:
         data = json.loads(raw)
     except ValueError as e:

@@ -1,0 +1,114 @@
+"""The suggester's prepared vocabulary, kept per base beside its index: a refusal's cost.
+
+A question that matches nothing is answered with the keys spelled like its words
+(engine/suggest.py), found through a trigram index over every key's content words. Building
+that index is a pass over every key of the fleet: 41,696 keys at 60,000 chunks, ~0.4 s, in
+every fresh process that refuses (a `kb route` or `kb boot` that matched nothing was three
+times a matching one). It depends on the index alone, so each base's part is kept at
+`<base>/.kb/spelling.cache`, and a refusal reads it and looks up only its words' grams.
+
+The parts are per base, as the opening cache is: a fleet is any set of bases, and
+`suggest.Speller` merges their answers into the answer over all their keys.
+
+Kept and trusted as the opening cache is (engine/catalogue_cache.py): keyed on the index
+file's state that opening was read at (the key of an opening not kept is None, and then no
+spelling is kept either) and on the source of the suggester, marshal of plain values behind
+a magic line and a CRC-32, read O_NOFOLLOW, written atomically with no link followed; a file
+absent, damaged, foreign or of another key is rebuilt, one that cannot be written is not
+kept. Written on the first refusal, not at indexing: a fleet that is never refused a
+question never pays for it.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+from collections.abc import Callable, Iterable
+
+from . import suggest as suggest_module
+from .atomic import write_atomic
+from .catalogue_cache import Opening
+from .errors import KbError
+from .nofollow import refuse_links
+from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
+from .suggest import Spelling, spelling_of
+
+CACHE_NAME = "spelling.cache"
+MAGIC = b"kb-spelling-cache\n"
+FORMAT = 1
+MAX_BYTES = 256 << 20  # grams, words and keys of one base's labels: a larger file is not ours
+
+
+def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
+    """The base's spelling: from its cache when that was kept for this opening, else
+    prepared from `keys` (the base's keys as written, in entry order) and kept."""
+    path = os.path.join(os.path.dirname(op.where), CACHE_NAME) if op.where else ""
+    key = (FORMAT, op.key, _SOURCE) if op.key is not None and path else None
+    if key is not None:
+        found = _load(path, key)
+        if found is not None:
+            return found
+    made = spelling_of(keys())
+    if key is not None:
+        _store(op, path, key, made)
+    return made
+
+
+def _load(path: str, key: tuple) -> Spelling | None:
+    payload = read_sealed(path, MAGIC, MAX_BYTES)
+    if type(payload) is not tuple or len(payload) != 4 or payload[0] != key:
+        return None
+    _, by_gram, keys_of, keys = payload
+    if not (is_keyed(by_gram) and is_keyed(keys_of) and is_blobs(keys)):
+        return None
+    return Spelling(_Decoded(Keyed(*by_gram), path), _Decoded(Keyed(*keys_of), path), _Decoded(Blobs(*keys), path))
+
+
+def _store(op: Opening, path: str, key: tuple, made: Spelling) -> None:
+    by_gram, keys_of = keyed(made.by_gram), keyed(made.keys_of)
+    if by_gram is None or keys_of is None:  # a word never holds a line break; refused all the same
+        return
+    payload = (key, by_gram, keys_of, ends_and_blobs(marshal.dumps(k) for k in made.keys))
+    try:
+        refuse_links(path, below=os.path.dirname(os.path.dirname(path)))  # `.kb` or the file a planted link
+        write_atomic(path, seal(MAGIC, payload))
+    except OSError:
+        pass  # a read-only fleet, a full disk, a link: the next refusal prepares it again
+
+
+class _Decoded:
+    """A cached mapping or sequence whose values are marshal blobs, each decoded when first
+    read and kept (absent names too): a review of thousands of misses asks the same grams
+    again and again, and a name is found in a Keyed by a scan of its listing."""
+
+    __slots__ = ("_blobs", "_path", "_done")
+
+    def __init__(self, blobs, path: str):
+        self._blobs, self._path = blobs, path
+        self._done: dict = {}
+
+    def get(self, name: str, default=None):
+        got = self._done.get(name, _UNREAD)
+        if got is _UNREAD:
+            blob = self._blobs.get(name)
+            got = self._done[name] = None if blob is None else self._loads(blob)
+        return default if got is None else got
+
+    def __getitem__(self, k):
+        got = self._done.get(k, _UNREAD)
+        if got is _UNREAD:
+            got = self._done[k] = self._loads(self._blobs[k])
+        return got
+
+    def _loads(self, blob: bytes):
+        try:
+            return marshal.loads(blob)
+        except (ValueError, EOFError, TypeError) as e:
+            # Past the checksum, only a file made to look like a cache gets here.
+            raise KbError(f"{self._path}: not a cache kb wrote ({e}); delete it") from e
+
+
+_UNREAD = object()
+# The suggester's code (its trigrams, what a key's words are) and this file's: a kb that changed
+# them never reads another version's grams. The normalising is in the opening's key.
+_SOURCE = source_digest([suggest_module.__file__, __file__])
