@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .indexpool import resource  # the descriptor limit, where the platform has one
 from .indexschema import SCHEMA_VERSION
+from .indexupdate import stems_differ
 from .nofollow import refuse_links
 
 SIDE_FILES = ("", "-wal", "-shm", "-journal")  # index.db and what SQLite writes beside it
@@ -87,6 +88,8 @@ def copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
             if src.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 return False
             src.execute("SELECT count(*) FROM files").fetchone()
+            if stems_differ(src):  # another stemmer's stems: copied, no question would meet them
+                return False
             src.backup(mem)
             return True
         finally:

@@ -22,7 +22,7 @@ from .stopwords import STOPWORDS
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notefiles import content_problem
-from .notes import layout, parse_note, setext_level
+from .notes import layout, parse_note
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
@@ -584,8 +584,10 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
         lines[i] = body[:keys_end] + sep + new_keys + body[keys_end:] + ending
         return bom + b"".join(lines)
     i = note.title_line - 1
-    if not lines[i].startswith(b"#") and i + 1 < len(lines) and setext_level(text.splitlines()[i + 1]):
-        i += 1  # an underlined title: the label goes under its underline
+    # An underlined title: the label goes under its underline. The parser's own underlines,
+    # not "the title line starts with #": `#1 rule` underlined is a setext title.
+    if i + 1 in layout(text.splitlines())[2]:
+        i += 1
     _, ending = _split_ending(lines[i])
     eol = ending if ending in (b"\r\n", b"\n", b"\r") else (b"\r\n" if b"\r\n" in data else b"\n")
     insert = eol + b"Search for: " + new_keys + eol

@@ -271,7 +271,9 @@ def _headings(lines: list[str], front: int) -> tuple[dict[int, tuple[int, str]],
     heads: dict[int, tuple[int, str]] = {}
     underlines: set[int] = set()
     in_fence = False
-    plain = -1  # the last line that was neither a fence, inside one, a heading nor an underline
+    # The last line that was neither a fence, inside one, a heading nor an underline. -2, not
+    # -1: line 0's i - 1 is -1, and lines[-1] (the note's last line) became a heading's text.
+    plain = -2
     for i in range(front, len(lines)):
         line = lines[i]
         first = line[:1]

@@ -240,7 +240,7 @@ class ResidentText:
         rowids, paths, bm25s = ranked[0]
         load, load_many = self._chunk, self._chunks
         return Matches(paths, [-bm25 for bm25 in bm25s],
-                       lambda k: ChunkText(load=load, key=rowids[k], load_many=load_many))
+                       lambda k: ChunkText(load=load, key=(rowids[k], paths[k]), load_many=load_many))
 
     def terms_held(self, path: str, terms: list[str]) -> set[str]:
         """As TextIndex.terms_held, from the postings: a term is held when one of its stems
@@ -286,14 +286,15 @@ class ResidentText:
         if ranked is None:
             return self.index.search_stems(terms, limit)
         (rowids, paths, bm25s), sent = ranked
-        texts = self.index._guard(_texts, rowids)
-        return [(path, bm25, *texts[rowid]) for rowid, path, bm25 in zip(rowids, paths, bm25s)], sent
+        keys = list(zip(rowids, paths))
+        texts = self.index._guard(_texts, keys)
+        return [(key[1], bm25, *texts.get(key, ("", "", 0))) for key, bm25 in zip(keys, bm25s)], sent
 
-    def _chunk(self, rowid: int) -> tuple[str, str, int]:
-        return self.index._guard(_texts, [rowid]).get(rowid, ("", "", 0))
+    def _chunk(self, key: tuple[int, str]) -> tuple[str, str, int]:
+        return self.index._guard(_texts, [key]).get(key, ("", "", 0))
 
-    def _chunks(self, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
-        return self.index._guard(_texts, rowids)
+    def _chunks(self, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str, int]]:
+        return self.index._guard(_texts, keys)
 
     def _ranked(self, terms: list[str], limit: int):
         """((best chunks' rowids, paths, bm25s) in TextIndex.search's order, terms sent), or
@@ -544,11 +545,16 @@ def _best_per_file_small(acc: dict[int, float], limit: int) -> tuple[list[int], 
     return [best[f][1] for f in ranked], ranked, [-best[f][0] for f in ranked]
 
 
-def _texts(con: sqlite3.Connection, rowids: list[int]) -> dict[int, tuple[str, str, int]]:
-    if not rowids:
+def _texts(con: sqlite3.Connection, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str, int]]:
+    """Each (chunk rowid, its note's path) key's (heading path, text, line), when that chunk is
+    still that note's. A chunk is read after its answer was made: the index may have changed
+    meanwhile, and a rowid whose file id a deleted note freed is the next note's (it read
+    another note's text under this one's path). A key whose chunk is gone is left out."""
+    if not keys:
         return {}
-    return {
-        r[0]: (r[1], r[2], r[3])
-        for r in con.execute(
-            f"SELECT rowid, heading_path, body, line FROM chunks WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
-    }
+    wanted = set(keys)
+    rowids = [rowid for rowid, _ in keys]
+    rows = con.execute(
+        "SELECT c.rowid, f.path, c.heading_path, c.body, c.line FROM chunks c JOIN files f"
+        f" ON f.id = c.rowid >> {FILE_SHIFT} WHERE c.rowid IN ({','.join('?' * len(rowids))})", rowids)
+    return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows if (r[0], r[1]) in wanted}

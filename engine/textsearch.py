@@ -10,7 +10,7 @@ caller downstream has to remember which way a number points.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from .lazylist import LazyList
 
@@ -26,18 +26,22 @@ class ChunkText:
     __slots__ = ("_value", "_load", "_key", "_load_many")
 
     def __init__(self, value: tuple[str, str, int] | None = None,
-                 load: Callable[[int], tuple[str, str, int]] | None = None, key: int = 0,
-                 load_many: Callable[[list[int]], dict[int, tuple[str, str, int]]] | None = None):
+                 load: Callable[[Any], tuple[str, str, int]] | None = None, key: Any = 0,
+                 load_many: Callable[[list], dict[Any, tuple[str, str, int]]] | None = None):
         self._value = value
-        self._load = load  # called with `key` (the chunk's rowid) on the first read
+        self._load = load  # called with `key` (the store's name for the chunk) on the first read
         self._key = key
         self._load_many = load_many  # reads several keys of one store at once (read_all)
 
     def get(self) -> tuple[str, str, int]:
-        if self._value is None:
-            self._value = self._load(self._key)  # two threads may both read it: the same value either way
-            self._load = None
-        return self._value
+        value = self._value
+        if value is None:
+            # Two threads may both read it (the same value either way). One that finds the
+            # loader dropped was overtaken by a reader that set the value first, so it stands.
+            load = self._load
+            value = self._value if load is None else load(self._key)
+            self._value, self._load = value, None  # the value first: see above
+        return value
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ChunkText) and self.get() == other.get()

@@ -26,6 +26,11 @@ BOTH_WAYS = (0, 10**9)  # small_postings: every question by numpy, every questio
 def differences(paths: list[str], questions: list[str] | None = None, say=print) -> tuple[int, int]:
     """(differences, comparisons) between the resident leg and FTS5 on these bases."""
     fts5 = Memory(paths, update=False)
+    for name, idx in fts5.indexes.items():
+        # Opened without an update, an index of another schema opens empty: every comparison
+        # would then agree, nothing against nothing.
+        if idx.chunk_count() == 0 or idx.was_rebuilt:
+            raise KbError(f"{idx.path}: base {name} holds no index of this kb (run kb index first); nothing compared")
     resident = Memory(paths, update=False, resident=True)
     if not resident.wait_resident(timeout=3600):
         raise SystemExit("the resident leg was not built")
