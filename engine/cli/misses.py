@@ -55,10 +55,10 @@ def cmd_misses(args) -> int:
     if args.limit < 0:
         raise KbError(f"--limit {args.limit}: give a count of entries, or 0 for every one")
     mem = Memory(args.paths)
-    # The review and its rendering keep a row per entry: no collector pass walks them, now or
-    # at exit (engine/collector.py).
+    # The review and its rendering keep a row per entry: no collector pass walks them, now,
+    # when the pause ends, or at exit (engine/collector.py).
     collector.no_pass_at_exit()
-    with collector.paused():
+    with collector.paused(freeze_after=True):
         try:
             report = review_misses(mem, near=args.near, limit=args.limit or None)
         except (OSError, UnicodeDecodeError) as e:
