@@ -272,7 +272,7 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word, ("joined", text), ("best", span) -> what was found
+    near: dict = field(default_factory=dict, compare=False)  # word, ("best", span) -> what was found
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
@@ -283,31 +283,25 @@ class _FileKeys:
             self._keep(word, got)
         return got
 
-    def near_joined(self, text: str) -> tuple[int, ...]:
-        """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with
-        `text` (a span's words run together), computed as _propose computes it."""
-        got = self.near.get(("joined", text))
-        if got is None:
-            sj = trigrams(text)
-            # No key shares more grams with it than all the keys together: when even that and
-            # the smallest key fall short of the floor, no key is measured.
-            reach = len(sj & self.all_joined_grams)
-            if 2.0 * reach / (len(sj) + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
-                self._keep(("joined", text), ())
-                return ()
-            shared: dict[int, int] = {}
-            for g in sj:
-                for o in self.by_joined_gram.get(g, ()):
-                    shared[o] = shared.get(o, 0) + 1
-            got = tuple(sorted(o for o, k in shared.items()
-                               if 2.0 * k / (len(sj) + len(self.joined[o])) >= SUGGEST_MIN_DICE))
-            self._keep(("joined", text), got)
-        return got
+    def near_joined(self, grams: frozenset[str]) -> tuple[int, ...]:
+        """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with a
+        span's words run together (their trigrams: `grams`), computed as _propose computes it.
+        Not kept: the text is a span's, and `best_for` keeps the span."""
+        # No key shares more grams with it than all the keys together: when even that and
+        # the smallest key fall short of the floor, no key is measured.
+        reach = len(grams & self.all_joined_grams)
+        if 2.0 * reach / (len(grams) + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+            return ()
+        shared: dict[int, int] = {}
+        for g in grams:
+            for o in self.by_joined_gram.get(g, ()):
+                shared[o] = shared.get(o, 0) + 1
+        return tuple(o for o, k in shared.items() if 2.0 * k / (len(grams) + len(self.joined[o])) >= SUGGEST_MIN_DICE)
 
-    def near_span(self, span: tuple[str, ...], text: str) -> list[int]:
-        """The keys that can reach the floor with `span` (its words run together: `text`):
-        near one of its words, or near it run together; ascending. Not kept: `best_for` is."""
-        orders = set(self.near_joined(text))
+    def near_span(self, span: tuple[str, ...], grams: frozenset[str]) -> list[int]:
+        """The keys that can reach the floor with `span` (its words run together: their
+        trigrams, `grams`): near one of its words, or near it run together; ascending."""
+        orders = set(self.near_joined(grams))
         for w in span:
             orders.update(self.near_word(w))
         return sorted(orders)
@@ -321,7 +315,7 @@ class _FileKeys:
         if got is _UNKNOWN:
             got = None
             sj = trigrams(text)
-            for order in self.near_span(span, text):
+            for order in self.near_span(span, sj):
                 kt = self.terms[order]
                 if span == kt:
                     continue  # a word aliased to itself adds nothing
