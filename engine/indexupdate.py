@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import bignote, notefiles
+from . import notefiles
 from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get, use_wal
 from .notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
-from .notes import is_map_file
+from .mapfiles import is_map_file
 from .notestore import delete_note, insert_note
-from .prepared import Prepared, prepare
 from .stemming import stems_fingerprint
 
 if TYPE_CHECKING:
@@ -105,6 +104,10 @@ def stems_differ(con: sqlite3.Connection) -> bool:
 def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     """The index made to match the markdown under `root`, in one write transaction; `report`
     says what changed and what could not be read. `force` re-reads every note."""
+    # The writer's modules (parsing, chunking, streaming a large note) are imported when a
+    # base is written, not by every route's stale check.
+    from . import bignote
+
     started_ns = time.time_ns()
     # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
     # emptied: its notes stay indexed as they were, and the answer says the listing failed.
@@ -209,6 +212,9 @@ def _bring_note(
 ) -> None:
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
+    from . import bignote
+    from .prepared import Prepared, prepare
+
     sig = (st.st_mtime_ns, st.st_size)
     if not _must_read(old, st, force, young_from):
         report.unchanged += 1
