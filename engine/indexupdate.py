@@ -106,7 +106,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
     says what changed and what could not be read. `force` re-reads every note."""
     # The writer's modules (parsing, chunking, streaming a large note) are imported when a
     # base is written, not by every route's stale check.
-    from . import bignote
+    from .bignote import STREAM_ABOVE_BYTES
 
     started_ns = time.time_ns()
     # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
@@ -133,7 +133,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         # streams here.
         to_read = [
             (rel, st, _hash_held(known.get(rel), force)) for rel, st in notes
-            if _must_read(known.get(rel), st, force, young_from) and st.st_size <= bignote.STREAM_ABOVE_BYTES
+            if _must_read(known.get(rel), st, force, young_from) and st.st_size <= STREAM_ABOVE_BYTES
         ]
         ahead = _worker_for(root, to_read)
         try:
@@ -212,7 +212,7 @@ def _bring_note(
 ) -> None:
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
-    from . import bignote
+    from .bignote import STREAM_ABOVE_BYTES, chunks as streamed_chunks, scan as scan_note
     from .prepared import Prepared, prepare
 
     sig = (st.st_mtime_ns, st.st_size)
@@ -220,7 +220,7 @@ def _bring_note(
         report.unchanged += 1
         return
     # A large note is read in two bounded passes (engine/bignote.py), never whole.
-    big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
+    big = scan_note(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > STREAM_ABOVE_BYTES else None
     if big:
         read = Prepared(big.problem, big.hash, big.note)
     elif ahead is not None:
@@ -250,7 +250,7 @@ def _bring_note(
         report.changed += 1
     else:
         report.added += 1
-    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None, read.rows)
+    insert_note(con, note, h, sig, report, streamed_chunks(root, rel, big) if big else None, read.rows)
 
 
 def is_stale(root: Path, read) -> bool:

@@ -133,7 +133,7 @@ def test_kb_route_starts_without_heavy_modules():
 # A prompt hook runs these on every message, and each module is milliseconds of its start.
 NOT_FOR_A_PLAIN_ROUTE = (
     "engine.purpose.stage", "engine.purpose.reading", "engine.purpose.facts", "engine.purpose.signals",
-    "engine.purpose.stamp", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
+    "engine.purpose.stamp", "engine.purpose.weights", "engine.purpose.errors", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
     "engine.rerank.rule", "engine.classifier", "engine.dossier", "engine.roster", "engine.resident",
     "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
