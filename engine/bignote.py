@@ -16,12 +16,12 @@ passes is indexed as the second pass saw it; its new stat makes the next update 
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from .digests import blake2b
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
 from .clean import LINE_BREAKS
 from .notefiles import open_note
@@ -65,7 +65,7 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
     """Hash, check and read the head of a large note, holding one block at a time."""
     if st is not None and st.st_size > max_bytes:
         return Scan(f"{rel}: too large to index ({st.st_size:,} bytes; limit {max_bytes:,})")
-    h = hashlib.blake2b(digest_size=8)  # as notefiles.content_hash
+    h = blake2b(digest_size=8)  # as notefiles.content_hash
     head = _Head()
     state = {"nonblank": False}
 

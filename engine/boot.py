@@ -15,13 +15,13 @@ the fleet does not cover it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .digests import sha256
 from .atomic import write_atomic
 from .nofollow import make_dirs, refuse_links
 from .coverage import coverage_line
@@ -88,7 +88,7 @@ def session_file(root: Path, session: str) -> Path:
     safe = _SAFE.sub("_", session)
     if len(safe) > 80 or safe != session:
         # Two ids that flatten to one name must not share a memory: add a digest of the real one.
-        safe = safe[:60] + "-" + hashlib.sha256(session.encode("utf-8", "replace")).hexdigest()[:16]
+        safe = safe[:60] + "-" + sha256(session.encode("utf-8", "replace")).hexdigest()[:16]
     return root / SESSIONS_DIR / safe
 
 

@@ -49,7 +49,8 @@ from .catalogue import Catalogue, make_entry
 from .fleet import ALIASES_FILE, Fleet, discover
 from .links import FENCE, links_in_line
 from .normalize import terms, words
-from .notes import Note, is_map_file, parse_note
+from .mapfiles import is_map_file
+from .notes import Note, parse_note
 from .purpose.links import LinkResolver
 from .notefiles import list_notes, read_note
 from .thin import THIN_ASK, distinct_terms, is_thin

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import KbError
-from .notes import MAP_NAMES
+from .mapfiles import MAP_NAMES
 from .textfile import read_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))

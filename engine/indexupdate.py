@@ -15,14 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import bignote, notefiles
+from . import notefiles
 from .listing_cache import notes_on_disk
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get, use_wal
 from .notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
-from .notes import is_map_file
+from .mapfiles import is_map_file
 from .notestore import delete_note, insert_note
-from .prepared import Prepared, prepare
 from .stemming import stems_fingerprint
 
 if TYPE_CHECKING:
@@ -105,6 +104,10 @@ def stems_differ(con: sqlite3.Connection) -> bool:
 def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, force: bool) -> None:
     """The index made to match the markdown under `root`, in one write transaction; `report`
     says what changed and what could not be read. `force` re-reads every note."""
+    # The writer's modules (parsing, chunking, streaming a large note) are imported when a
+    # base is written, not by every route's stale check.
+    from .bignote import STREAM_ABOVE_BYTES
+
     started_ns = time.time_ns()
     # A folder that cannot be listed (no permission, out of file descriptors) is not a folder
     # emptied: its notes stay indexed as they were, and the answer says the listing failed.
@@ -130,7 +133,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         # streams here.
         to_read = [
             (rel, st, _hash_held(known.get(rel), force)) for rel, st in notes
-            if _must_read(known.get(rel), st, force, young_from) and st.st_size <= bignote.STREAM_ABOVE_BYTES
+            if _must_read(known.get(rel), st, force, young_from) and st.st_size <= STREAM_ABOVE_BYTES
         ]
         ahead = _worker_for(root, to_read)
         try:
@@ -209,12 +212,15 @@ def _bring_note(
 ) -> None:
     """One note on disk into the open transaction: left alone when its stat (or, touched, its
     hash) vouches for it; reported when it cannot be read; otherwise its rows replaced."""
+    from .bignote import STREAM_ABOVE_BYTES, chunks as streamed_chunks, scan as scan_note
+    from .prepared import Prepared, prepare
+
     sig = (st.st_mtime_ns, st.st_size)
     if not _must_read(old, st, force, young_from):
         report.unchanged += 1
         return
     # A large note is read in two bounded passes (engine/bignote.py), never whole.
-    big = bignote.scan(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > bignote.STREAM_ABOVE_BYTES else None
+    big = scan_note(root, rel, st, notefiles.MAX_NOTE_BYTES) if st.st_size > STREAM_ABOVE_BYTES else None
     if big:
         read = Prepared(big.problem, big.hash, big.note)
     elif ahead is not None:
@@ -244,7 +250,7 @@ def _bring_note(
         report.changed += 1
     else:
         report.added += 1
-    insert_note(con, note, h, sig, report, bignote.chunks(root, rel, big) if big else None, read.rows)
+    insert_note(con, note, h, sig, report, streamed_chunks(root, rel, big) if big else None, read.rows)
 
 
 def is_stale(root: Path, read) -> bool:

@@ -23,7 +23,7 @@ from .fleet import copy_notes, discover
 from .label import apply, digest, fleet_stats, propose
 from .memory import Memory
 from .misses import misses_path, read_log
-from .notes import is_map_file
+from .mapfiles import is_map_file
 from .render import json_line, printable
 from .notefiles import MAX_NOTE_BYTES, list_notes, open_note
 from .clean import is_valid_text

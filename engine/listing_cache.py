@@ -116,7 +116,10 @@ def _from_listing(root: str, kept: list) -> tuple[dict[str, os.stat_result], lis
                     return None
             except OSError:
                 return None
-            _stat_notes(under, names, lambda name: os.stat(os.path.join(folder, name)), found, problems)
+            # the folder's path with its separator made once: a kept name is a file name (no
+            # "/"), so this is os.path.join(folder, name) without a join per note
+            prefix = os.path.join(folder, "")
+            _stat_notes(under, names, lambda name: os.stat(prefix + name), found, problems)
             continue
         try:
             fd = os.open(folder, _FOLDER_FLAGS)

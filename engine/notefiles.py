@@ -8,12 +8,12 @@ file. A note that cannot be read is a problem line ("path: why"), never an excep
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 import stat
 from pathlib import Path
 
+from .digests import blake2b
 from .clean import is_valid_text, shown
 
 
@@ -28,7 +28,7 @@ RACY_NS = 2_000_000_000
 
 def content_hash(data: bytes) -> str:
     # Not cryptographic on purpose: the question is "did it change", the adversary an editor.
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+    return blake2b(data, digest_size=8).hexdigest()
 
 
 def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.stat_result], list[str]]:

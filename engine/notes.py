@@ -66,8 +66,6 @@ def _is_fence(line: str) -> bool:
 
 SKILL_DIRS = frozenset({"skills", "protocols", "templates"})
 TOOL_DIRS = frozenset({"tools"})
-# A map is a reading list for people; the catalogue never consults it.
-MAP_NAMES = frozenset({"map.md", "_map.md"})
 
 
 def front_matter_state(lines) -> int | None:
@@ -132,10 +130,6 @@ def species_of(relpath: str) -> str:
     if top in TOOL_DIRS:
         return "tools"
     return "memory"
-
-
-def is_map_file(relpath: str) -> bool:
-    return "/" not in relpath and relpath.lower() in MAP_NAMES
 
 
 @dataclass(frozen=True)

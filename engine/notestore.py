@@ -15,15 +15,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .chunking import Chunk, chunk_sections
 from .excerpt import plain
 from .indexschema import FILE_SHIFT
-from .notes import Note
 from .normalize import words
 from .stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
+    from .chunking import Chunk
     from .indexupdate import IndexReport
+    from .notes import Note
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,8 @@ class ChunkRows:
 
 
 def chunk_rows(note: Note) -> ChunkRows:
+    from .chunking import chunk_sections  # the writer's, imported when a note is written
+
     chunks = chunk_sections(note.sections)
     cut = len(chunks) >= (1 << FILE_SHIFT)
     if cut:

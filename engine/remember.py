@@ -24,7 +24,7 @@ from .confine import confine
 from .errors import KbError
 from .excerpt import excerpt
 from .normalize import unique_terms
-from .notes import MAP_NAMES
+from .mapfiles import MAP_NAMES
 from .render import one_line, printable
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ ones (`Keyed`, `Blobs`): loading makes a few objects, and each value is decoded 
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import marshal
 import os
@@ -20,6 +19,8 @@ import stat
 import zlib
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
+
+from .digests import blake2b
 
 _CRC_BYTES = 4
 # O_NONBLOCK: opening a FIFO planted there would otherwise wait for a writer forever (it is
@@ -37,7 +38,7 @@ def source_digest(files: list[str | None]) -> str:
     """A digest of the source files whose code derived a cache's values: a kb that changed
     them must not read values another version derived. A file that cannot be read (a frozen
     build) makes a digest no later process repeats: such a cache is never reused."""
-    digest = hashlib.blake2b(digest_size=8)
+    digest = blake2b(digest_size=8)
     for name in files:
         try:
             with open(name, "rb") as f:  # type: ignore[arg-type]

@@ -19,9 +19,9 @@ imports without it.
 
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 
+from .digests import blake2b
 from .normalize import fold, one_character_words, words
 from .stopwords import ENGLISH_STOPWORDS, PORTUGUESE_STOPWORDS, STOPWORDS
 
@@ -235,7 +235,7 @@ _FINGERPRINT_WORDS = {
 @lru_cache(maxsize=None)
 def stems_fingerprint() -> str:
     """A digest of the stems this process makes of a fixed list of words, in both languages."""
-    digest = hashlib.blake2b(digest_size=8)
+    digest = blake2b(digest_size=8)
     for language, sample in _FINGERPRINT_WORDS.items():
         digest.update(f"{language}:{' '.join(stem_words(list(sample), language))}\n".encode())
     return digest.hexdigest()

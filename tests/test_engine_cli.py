@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 from conftest import REPO, run_kb
+
+from engine.notefiles import RACY_NS
 
 
 def test_eval_on_the_demo_prints_the_seed_blocks(demo):
@@ -130,12 +133,17 @@ def test_kb_route_starts_without_heavy_modules():
 # A prompt hook runs these on every message, and each module is milliseconds of its start.
 NOT_FOR_A_PLAIN_ROUTE = (
     "engine.purpose.stage", "engine.purpose.reading", "engine.purpose.facts", "engine.purpose.signals",
-    "engine.purpose.stamp", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
+    "engine.purpose.stamp", "engine.purpose.weights", "engine.purpose.errors", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
     "engine.rerank.rule", "engine.classifier", "engine.dossier", "engine.roster", "engine.resident",
     "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
+    # OpenSSL, which hashlib loads (blake2b is engine.digests's)
+    "hashlib", "_hashlib",
 )
+# What a route over an index already up to date must not import: the writer (parsing and
+# chunking notes), imported when a base is written.
+THE_WRITER = ("engine.notes", "engine.chunking", "engine.bignote", "engine.prepared")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
@@ -163,6 +171,20 @@ def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
     assert not unwanted, f"`kb {verb}` imported {unwanted}: import them where they run"
 
 
+def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo):
+    time.sleep(RACY_NS / 1e9 + 0.2)  # no note young: none is re-read to be sure of it
+    assert run_kb("index", str(demo)).returncode == 0
+    question = "how much protein per meal"
+    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, "route", question, str(demo), "--json"], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "hit"
+    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
+    assert "engine.indexupdate" in imported  # the stale check ran
+    unwanted = sorted(m for m in THE_WRITER if m in imported)
+    assert not unwanted, f"a route over an index up to date imported {unwanted}"
+
+
 def test_threads_asking_at_once_get_the_same_answers(demo):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -182,3 +204,14 @@ def test_threads_asking_at_once_get_the_same_answers(demo):
     for q, verdict, top, ids in got:
         assert verdict == expected[q].verdict and top == expected[q].keyword_top
         assert ids == [r.id for r in expected[q].results]
+
+
+def test_the_digests_without_hashlib_are_hashlibs():
+    import hashlib
+
+    from engine.digests import blake2b, sha256
+
+    assert blake2b is hashlib.blake2b
+    data = "nota: proteína por refeição\n".encode()
+    assert blake2b(data, digest_size=8).hexdigest() == hashlib.blake2b(data, digest_size=8).hexdigest()
+    assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()

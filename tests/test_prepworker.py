@@ -18,7 +18,7 @@ import pytest
 
 from engine import indexupdate, prepworker
 from engine.fleet import Base
-from engine.notes import is_map_file
+from engine.mapfiles import is_map_file
 from engine.textindex import TextIndex
 from kbtools.haystack import generate
 

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..fleet import discover
-from ..purpose.weights import PURPOSE_NAMES
+from ..purpose import PURPOSE_NAMES
 
 # The stage itself is imported by the handler that runs it: `kb route` parses these options
 # on every prompt of a hook and fuses for a purpose rarely.

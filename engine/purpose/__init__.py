@@ -15,11 +15,14 @@ from engine.lazynames import lazy_names
 # reading list at once, and that flips on a measured receipt, not on a hope. Defined here,
 # not in weights.py, so Memory reads it on every question without importing the stage.
 PURPOSE_DEFAULT_ON = False
+# The purposes' names in their declared order (weights.PURPOSES, which checks it holds these),
+# here so that a parser's --purpose choices do not import the stage's weights.
+PURPOSE_NAMES: tuple[str, ...] = ("documents", "conversation", "workspace")
 
 __getattr__ = lazy_names(__name__, {
     'engine.purpose.errors': ('FusionError', 'FusionOptionError', 'FusionStampMismatch'),
     'engine.purpose.stage': ('Boost', 'Contribution', 'Fused', 'FusedRow', 'FusionOptions', 'PageStamp', 'PoolRow', 'order_pool', 'parse_options'),
-    'engine.purpose.weights': ('DEFAULT_PURPOSE', 'PURPOSE_NAMES', 'PURPOSES', 'Purpose', 'Weights'),
+    'engine.purpose.weights': ('DEFAULT_PURPOSE', 'PURPOSES', 'Purpose', 'Weights'),
 })
 
 

@@ -74,8 +74,12 @@ PURPOSES: dict[str, Purpose] = {
         ),
     )
 }
-# Declared order, which is also the order a surface lists them in.
-PURPOSE_NAMES: tuple[str, ...] = tuple(PURPOSES)
+# Declared order, which is also the order a surface lists them in; the names are kept at the
+# package's front door (engine/purpose/__init__.py) too, and must be these.
+from engine.purpose import PURPOSE_NAMES  # noqa: E402  (re-exported here)
+
+if tuple(PURPOSES) != PURPOSE_NAMES:
+    raise ImportError(f"engine.purpose.PURPOSE_NAMES {PURPOSE_NAMES} is not the purposes declared here {tuple(PURPOSES)}")
 
 
 def get_purpose(name: object) -> Purpose:
