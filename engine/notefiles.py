@@ -7,7 +7,6 @@ file. A note that cannot be read is a problem line ("path: why"), never an excep
 
 from __future__ import annotations
 
-import errno
 import io
 import os
 import stat
@@ -15,6 +14,7 @@ from pathlib import Path
 
 from .digests import blake2b
 from .clean import is_valid_text, shown
+from .textfile import open_regular
 
 
 MAX_NOTE_BYTES = 64 * 1024 * 1024  # a note larger than this is skipped, not read
@@ -156,14 +156,8 @@ def read_note(root: Path, rel: str, st: os.stat_result | None = None) -> tuple[s
 
 def open_note(path: str | os.PathLike[str]) -> io.BufferedReader:
     """A note opened for reading. The listing saw a regular file, but it may have been replaced
-    since by a FIFO, whose open and read would wait for a writer forever: it is opened without
-    waiting, and anything but a regular file raises OSError ("not a regular file")."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    f = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        f.close()
-        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-    return f
+    since by a FIFO: textfile.open_regular refuses it instead of waiting for a writer."""
+    return open_regular(path)
 
 
 def content_problem(raw: bytes) -> str | None:

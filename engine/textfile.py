@@ -14,6 +14,7 @@ first miss whose count then restarted.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 from pathlib import Path
@@ -27,14 +28,22 @@ def read_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
     return text[1:] if text.startswith(BOM) else text
 
 
-def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
-    """read_text for a file another program may have planted (a `.gitignore`, a `.git` file):
-    a FIFO's open would wait for a writer forever, so it is opened without waiting and anything
-    but a regular file raises OSError (EINVAL), as an unreadable file does."""
+def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
+    """A file opened for reading that another program may have replaced or planted: a FIFO's
+    open and read would wait for a writer forever, so it is opened without waiting, and
+    anything but a regular file raises OSError (EINVAL, "not a regular file")."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    return f
+
+
+def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
+    """read_text for a file another program may have planted (a `.gitignore`, a `.git` file),
+    through open_regular: a FIFO is refused, not waited on."""
+    with open_regular(path) as f:
         text = f.read().decode("utf-8", errors=errors)
     return text[1:] if text.startswith(BOM) else text
 
