@@ -149,10 +149,8 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
     """
     try:
         refuse_links(path)  # a log reached through a link is another file's lines (engine/nofollow)
-        if path.exists() and not path.is_file():
-            # A FIFO's read would block forever; a folder is no log either.
-            raise OSError("not a regular file")
-        text = read_text(path, errors="replace")
+        # A FIFO's read would block forever (also one put there after a check); a folder is no log.
+        text = read_regular_text(path, errors="replace")
     except FileNotFoundError:
         return [], []
     entries, stray = parse_lines(text)
