@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .normalize import terms
-from .textfile import read_text, text_lines
+from .textfile import read_regular_text, text_lines
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,7 @@ def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
     """The aliases in force, and (line, what is wrong) per line that could not be used;
     line 0 when the file itself cannot be read. `kb check` reports these at their line."""
     try:
-        if path.exists() and not path.is_file():  # a folder, or a FIFO whose read would block forever
-            return [], [(0, "not a regular file")]
-    except OSError as e:
-        return [], [(0, f"cannot read ({e.strerror or e})")]
-    try:
-        text = read_text(path)
+        text = read_regular_text(path)  # a folder, or a FIFO whose read would block forever: refused
     except FileNotFoundError:
         return [], []
     except (OSError, UnicodeDecodeError) as e:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import KbError
 from .mapfiles import MAP_NAMES
-from .textfile import read_text
+from .textfile import read_regular_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
 FLEET_FILE = "fleet.txt"
@@ -105,9 +105,8 @@ def read_kv(path: Path) -> dict[str, str]:
     """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty."""
     out: dict[str, str] = {}
     try:
-        if not path.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
-            return out
-        text = read_text(path, errors="replace")
+        # absent, a folder, or a FIFO (whose read would block forever, even one put there late)
+        text = read_regular_text(path, errors="replace")
     except OSError:
         return out
     for line in text.splitlines():
