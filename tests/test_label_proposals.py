@@ -204,3 +204,42 @@ def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():
     # The heading scores when a question holds it whole; alone, "warning" took a question
     # about call-out boxes with a warning.
     assert "warning" not in keys
+
+
+def test_a_link_in_a_title_or_heading_gives_its_text_and_never_its_target():
+    props = proposals({
+        "rollback.md": "# Rolling [back a deploy](other.md) safely\n\nRevert a release that fails. Rehearse a revert.\n\n"
+                       "## Canary [traffic](canary.md#share) shifts\n\nShift traffic slowly, canary first, then traffic.\n",
+    })
+    keys = keys_of(props, "rollback.md")
+    assert ("rolling back a deploy safely", "title") in props["rollback.md"]
+    assert "canary traffic shifts" in keys
+    assert not [k for k in keys if {"md", "other", "share"} & set(k.split())], keys  # no word of a target
+
+
+def test_a_key_longer_than_the_cap_is_never_proposed():
+    from engine.label import MAX_KEY_CHARS, MAX_KEY_WORDS
+
+    long_title = " ".join(f"word{i}" for i in range(20_000))
+    huge_word = "x" * 5_000
+    props = proposals({
+        "long.md": f"# {long_title}\n\nA body about long titles.\n",
+        "huge.md": f"# Huge {huge_word}\n\nA body about huge words.\n",
+        "twelve.md": "# " + " ".join(f"term{i}" for i in range(MAX_KEY_WORDS)) + "\n\nBody.\n",
+    })
+    for rel in ("long.md", "huge.md"):
+        for key, _ in props[rel]:
+            assert len(key.split()) <= MAX_KEY_WORDS and len(key) <= MAX_KEY_CHARS, (rel, key[:80])
+    assert props["long.md"]  # the note still gets keys: its title's parts
+    assert (" ".join(f"term{i}" for i in range(MAX_KEY_WORDS)), "title") in props["twelve.md"]  # at the cap: kept
+
+
+def test_an_underlined_heading_that_only_points_to_another_note_gives_no_key():
+    props = proposals({
+        "general.md": "Receitas\n========\n\nLinks para outros locais.\n\nTags de Documentação\n--------------------\n\n"
+                      "Para adicionar tags, leia [Configuração](../tutorial/path-operation-configuration.md#tags).\n\n"
+                      "Receitas próprias\n-----------------\n\nUma receita própria aqui, receitas próprias.\n",
+    })
+    keys = keys_of(props, "general.md")
+    assert "tags de documentacao" not in keys and "documentacao" not in keys
+    assert "receitas proprias" in keys  # a heading with its own prose stays
