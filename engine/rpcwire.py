@@ -13,7 +13,7 @@ Decisions where JSON-RPC is silent: a blank line is no message and gets no reply
 is not UTF-8 is a parse error (the library would have read it with U+FFFD in place); a lone
 surrogate (`"\\ud800"`) is JSON but no text, so the request is invalid, answered under its
 id when it has one; a batch is not part of MCP, so an array gets one -32600 with id null; an
-integer past MAX_INT_DIGITS is JSON but no number kb takes, so -32600 too, under the id.
+integer past Python's limit on digits (4,300) is JSON but no number kb takes, so -32600 too, under the id.
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ log = logging.getLogger("kb.serve")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
-# Python's own default limit on converting digits to an int: a longer number is no id or
-# argument kb takes, and reading it would raise with advice meant for Python programmers.
-MAX_INT_DIGITS = 4_300
 
 
 def refusal(line: bytes) -> dict[str, Any] | None:
@@ -40,25 +37,14 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
         return _error(None, PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{line[e.start]:02x} at offset {e.start})")
-    too_long: list[int] = []  # the digits of each integer too long to read, read as null
-
-    def read_int(digits: str) -> int | None:
-        count = len(digits) - digits.startswith("-")
-        if count > MAX_INT_DIGITS:
-            too_long.append(count)
-            return None
-        return int(digits)
-
     try:
-        message = json.loads(text, parse_int=read_int)
-    except ValueError as e:  # JSONDecodeError
-        return _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
-    except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
-        return _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
-    if too_long:  # JSON, so no parse error: a request kb cannot take, answered under its id
-        return _error(_id_of(message), INVALID_REQUEST,
-                      f"Invalid Request: a number of {too_long[0]:,} digits (kb reads integers of at most "
-                      f"{MAX_INT_DIGITS:,})")
+        message, bad = _read(text)
+    except ValueError:
+        # An integer past Python's limit on reading digits (4,300 unless set), whose error
+        # advises sys.set_int_max_str_digits: no id or argument kb takes is that long.
+        return _too_long(text)
+    if bad:
+        return bad
     if isinstance(message, list):
         why = "an empty batch" if not message else "a batch (JSON-RPC batches are not part of MCP)"
         return _error(None, INVALID_REQUEST, f"Invalid Request: {why}")
@@ -84,6 +70,36 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         where = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int))
         return _error(msg_id, INVALID_REQUEST, f"Invalid Request: {where or 'message'}: {first.get('msg', e)}")
     return None
+
+
+def _read(text: str, parse_int=None) -> tuple[Any, dict[str, Any] | None]:
+    """The message, or the parse error it gets."""
+    try:
+        return json.loads(text, parse_int=parse_int), None
+    except json.JSONDecodeError as e:
+        return None, _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
+    except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
+        return None, _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
+
+
+def _too_long(text: str) -> dict[str, Any]:
+    """The refusal of a line holding an integer too long for Python to read: read again with
+    each such number as null, to answer under the message's id when the rest is a message."""
+    limit = sys.get_int_max_str_digits()
+    too_long: list[int] = []
+
+    def read_int(digits: str) -> int | None:
+        count = len(digits) - digits.startswith("-")
+        if count > limit:
+            too_long.append(count)
+            return None
+        return int(digits)
+
+    message, bad = _read(text, read_int)
+    if bad:  # not JSON after all, past the number
+        return bad
+    return _error(_id_of(message), INVALID_REQUEST,
+                  f"Invalid Request: a number of {too_long[0]:,} digits (kb reads integers of at most {limit:,})")
 
 
 def _id_of(message: Any) -> str | int | None:

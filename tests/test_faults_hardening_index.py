@@ -303,6 +303,10 @@ class _RawServer:
                      b' "arguments": {"question": "x", "x": ' + b"[" * 300 + b"]" * 300 + b"}}}", -32600, "d3",
                      id="nested-300"),
         pytest.param(b"[" * 100_000 + b"]" * 100_000, -32700, None, id="nested-100000"),  # it killed the relay
+        # An integer too long for Python, then text that is not JSON, or nesting Python cannot read.
+        pytest.param(b'{"id": ' + b"9" * 5_000 + b", oops", -32700, None, id="long-number-then-not-json"),
+        pytest.param(b"[" + b"9" * 5_000 + b"," + b"[" * 100_000 + b"]" * 100_001, -32700, None,
+                     id="long-number-then-nested-100000"),
     ],
 )
 def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, code, answered_id):
