@@ -89,7 +89,7 @@ def passage_line(source: str, section_line: int, text: str) -> int:
     return section_line
 
 
-def hit_line(source: str, section_line: int, text: str, terms) -> int:
+def opening_line(source: str, section_line: int, text: str, terms) -> int:
     """Where the reader opens on a passage: the first of its lines that holds a word of the
     question (one the reader highlights), else the line it begins at."""
     start = passage_line(source, section_line, text)
@@ -304,7 +304,7 @@ class ReaderScreen(Screen):
                     if hp == passage.heading_path and body == passage.text:
                         # The chunk's line is its section's: a window of a long section
                         # starts further down, and the question's words further still.
-                        line = hit_line(source, ln, body, self.terms)
+                        line = opening_line(source, ln, body, self.terms)
                         break
         section = section_line_of(source, line) if line > 1 else 0
         self.post_message(NoteLoaded(self.base, self.path, source, line, section_line=section))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kbtui.reader import sections_of, window_of
+from kbtui.reader import opening_line, passage_line, sections_of, window_of
 from conftest import copy_demo
 from tui_support import make_app, ready, screen_text, settle, wait_for
 
@@ -52,6 +52,23 @@ def test_a_hit_deep_in_a_section_gets_a_cut_at_its_paragraph_and_the_text_joins_
     assert "".join(text for _, text in parts) == src
     # A hit in the section's first paragraph needs no cut: the section's start is its start.
     assert [first for first, _ in sections_of(src, hit_line=5)] == [1, 3]
+
+
+def test_every_window_of_a_long_section_is_placed_at_the_line_it_starts_in():
+    from engine.chunking import chunk_sections
+    from engine.notes import parse_note
+
+    paras = [f"Paragraph {i} of the long part: " + " ".join(f"w{i}x{k}" for k in range(18)) for i in range(60)]
+    src = "# Note\n\n## Long part\n\n" + "\n\n".join(paras) + "\n"
+    chunks = chunk_sections(parse_note("n.md", src).sections)
+    assert len(chunks) > 5 and {c.line for c in chunks} == {3}  # every window carries the section's line
+    for c in chunks:
+        at = src.index(c.text)  # where the window's text begins in the note
+        want = 1 + src.count("\n", 0, at)
+        assert passage_line(src, c.line, c.text) == want
+        # Opened on the first line holding a word of the question, inside the window.
+        word = c.text.split()[-1]
+        assert opening_line(src, c.line, c.text, [word]) == 1 + src.count("\n", 0, src.index(word, at))
 
 
 async def _open_on(pilot, app, question: str):
