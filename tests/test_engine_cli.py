@@ -140,6 +140,8 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
     # OpenSSL, which hashlib loads (blake2b is engine.digests's)
     "hashlib", "_hashlib",
+    # the route's result types are records (engine/record.py): dataclasses and what it imports
+    "dataclasses", "inspect", "dis", "ast", "tokenize",
 )
 # What a route over an index already up to date must not import: the writer (parsing and
 # chunking notes), imported when a base is written.
