@@ -140,12 +140,13 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
     # OpenSSL, which hashlib loads (blake2b is engine.digests's)
     "hashlib", "_hashlib",
-    # the route's result types are records (engine/record.py): dataclasses and what it imports
-    "dataclasses", "inspect", "dis", "ast", "tokenize",
 )
 # What a route over an index already up to date must not import: the writer (parsing and
 # chunking notes), imported when a base is written.
 THE_WRITER = ("engine.notes", "engine.chunking", "engine.bignote", "engine.prepared")
+# ... nor `dataclasses` (with inspect, dis, ast, tokenize): the types a route builds are
+# records (engine/record.py); the writer's are dataclasses.
+NO_DATACLASSES = ("dataclasses", "inspect", "dis", "ast", "tokenize")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
@@ -173,18 +174,21 @@ def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
     assert not unwanted, f"`kb {verb}` imported {unwanted}: import them where they run"
 
 
-def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo):
+@pytest.mark.parametrize("verb", ["route", "boot"])
+def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb):
     time.sleep(RACY_NS / 1e9 + 0.2)  # no note young: none is re-read to be sure of it
     assert run_kb("index", str(demo)).returncode == 0
     question = "how much protein per meal"
-    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, "route", question, str(demo), "--json"], cwd=REPO,
-                       capture_output=True, text=True, timeout=120)
+    args = ["route", question, str(demo), "--json"] if verb == "route" else ["boot", "--text", str(demo)]
+    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, *args], cwd=REPO, capture_output=True, text=True,
+                       timeout=120, input=question if verb == "boot" else None)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["verdict"] == "hit"
+    if verb == "route":
+        assert json.loads(r.stdout)["verdict"] == "hit"
     imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
     assert "engine.indexupdate" in imported  # the stale check ran
-    unwanted = sorted(m for m in THE_WRITER if m in imported)
-    assert not unwanted, f"a route over an index up to date imported {unwanted}"
+    unwanted = sorted(m for m in THE_WRITER + NO_DATACLASSES if m in imported)
+    assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
 
 
 def test_threads_asking_at_once_get_the_same_answers(demo):
