@@ -10,7 +10,6 @@ base and is never expanded, since expanding it would silently drop the parent's 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -37,6 +36,8 @@ def copy_notes(src: Path, dest: Path, *also: str, notes_only: bool = False) -> P
     `notes_only` copies only what kb reads (markdown and its own text files, no hidden
     folder): a docs folder's images, archives or node_modules beside the notes were copied
     whole to the temporary folder for every `kb label`, gigabytes for nothing."""
+    import shutil  # for a copy: no module a route needs imports it at the top
+
     skip = shutil.ignore_patterns(*LEFT_BEHIND, *also)
 
     def ignore(folder: str, names: list[str]) -> set[str]:

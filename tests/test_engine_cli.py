@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import site
 import subprocess
 import sys
 import time
@@ -189,6 +191,24 @@ def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb)
     assert "engine.indexupdate" in imported  # the stale check ran
     unwanted = sorted(m for m in THE_WRITER + NO_DATACLASSES if m in imported)
     assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
+
+
+def test_a_route_that_writes_nothing_imports_no_tempfile(demo):
+    """tempfile (with random, and shutil's bz2 and lzma) is imported where a file is written.
+    Checked without site (`-S`): this machine's site imports tempfile for every interpreter.
+    (shutil itself comes with argparse, whose help formatter asks it the terminal's width.)"""
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    assert run_kb("index", str(demo)).returncode == 0
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(site.getsitepackages()))  # Stemmer, without .pth files
+    args = [sys.executable, "-S", "-c", _IMPORTED_BY_A_RUN, "route", "how much protein per meal", str(demo), "--json"]
+    for _ in range(2):  # the first may keep what it derived (the opening cache); the second writes nothing
+        r = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "hit"
+    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
+    assert "engine.memory" in imported and "Stemmer" in imported  # the real route, stemmed
+    unwanted = sorted(m for m in ("tempfile", "random") if m in imported)
+    assert not unwanted, f"a route that wrote nothing imported {unwanted}"
 
 
 def test_threads_asking_at_once_get_the_same_answers(demo):
