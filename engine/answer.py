@@ -1,7 +1,7 @@
 """The one answer object every surface renders (CLI text, JSON, the reading room, MCP).
 
 `Memory.ask` builds it; nothing else assembles a pipeline. Field names follow the JSON of
-"How the Catalogue Ranks" (`kb route --json`), so `to_json()` is a plain walk over these dataclasses.
+"How the Catalogue Ranks" (`kb route --json`), so `to_json()` is a plain walk over these records (engine/record.py).
 """
 
 from __future__ import annotations
