@@ -88,16 +88,20 @@ def _plain(value: Any) -> Any:
 
 def _build(cls: type, frozen: bool) -> type:
     inherited = [n for base in reversed(cls.__mro__[1:]) for n in getattr(base, "__record_fields__", ())]
-    own = [n for n in cls.__dict__.get("__annotations__", {}) if n not in inherited]
+    # every field this class annotates: a base's field declared again keeps its place and
+    # takes this class's default (or none), as a dataclass's does
+    own = list(cls.__dict__.get("__annotations__", {}))
     names = tuple(dict.fromkeys(inherited + own))
     defaults = {}
-    for base in reversed(cls.__mro__):
+    for base in reversed(cls.__mro__[1:]):
         defaults.update(getattr(base, "__record_defaults__", {}))
     for name in own:
-        if name in cls.__dict__:
-            defaults[name] = cls.__dict__[name]
-            if isinstance(defaults[name], factory):
-                delattr(cls, name)  # no class attribute standing in for a per-instance default
+        if name not in cls.__dict__:
+            defaults.pop(name, None)
+            continue
+        defaults[name] = cls.__dict__[name]
+        if isinstance(defaults[name], factory):
+            delattr(cls, name)  # no class attribute standing in for a per-instance default
     cls.__record_fields__ = names
     cls.__record_defaults__ = defaults
     cls.__match_args__ = names
