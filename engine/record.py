@@ -108,11 +108,16 @@ def _build(cls: type, frozen: bool) -> type:
     cls.__init__ = _make_init(cls, names, defaults, frozen)
     values = _values_getter(names)
     cls.__record_values__ = staticmethod(values)
+    # A class body defining __eq__ gets __hash__ = None from Python itself: a hash the class
+    # wrote is one of another value (dataclasses reads it the same way).
+    own_hash = cls.__dict__.get("__hash__", _MISSING)
+    wrote_hash = own_hash is not _MISSING and not (own_hash is None and "__eq__" in cls.__dict__)
     _set_new(cls, "__repr__", _repr)
     _set_new(cls, "__eq__", _eq)
     if frozen:
-        # a frozen dataclass's hash: the hash of the tuple of its fields
-        _set_new(cls, "__hash__", lambda self: hash(values(self)))
+        if not wrote_hash:
+            # a frozen dataclass's hash: the hash of the tuple of its fields
+            cls.__hash__ = lambda self: hash(values(self))
         _set_new(cls, "__setattr__", _refuse_set)
         _set_new(cls, "__delattr__", _refuse_delete)
     elif "__hash__" not in cls.__dict__:

@@ -34,3 +34,32 @@ def test_a_subclass_redeclaring_a_field_gets_its_own_default():
     assert ChildTwin(0).y == 2
     assert Child(0).y == 2 and fields(Child) == ("x", "y")
     assert Base(0).y == 1  # the base keeps its own
+
+
+def test_a_record_writing_its_own_eq_stays_hashable_as_a_frozen_dataclass_does():
+    # Python sets __hash__ = None in a class body that defines __eq__; a frozen dataclass
+    # still adds its hash over the fields, and a set of such answers must still be a set.
+    @record
+    class Own:
+        x: int
+
+        def __eq__(self, other):
+            return isinstance(other, Own) and other.x == self.x
+
+    @dataclasses.dataclass(frozen=True)
+    class OwnTwin:
+        x: int
+
+        def __eq__(self, other):
+            return isinstance(other, OwnTwin) and other.x == self.x
+
+    assert hash(OwnTwin(1)) == hash((1,))
+    assert hash(Own(1)) == hash((1,)) and len({Own(1), Own(1)}) == 1
+
+    @record
+    class Refused:
+        x: int
+        __hash__ = None  # written by the class: kept, as a dataclass keeps it
+
+    with pytest.raises(TypeError):
+        hash(Refused(1))
