@@ -99,9 +99,12 @@ def _build(cls: type, frozen: bool) -> type:
         if name not in cls.__dict__:
             defaults.pop(name, None)
             continue
-        defaults[name] = cls.__dict__[name]
-        if isinstance(defaults[name], factory):
+        default = defaults[name] = cls.__dict__[name]
+        if isinstance(default, factory):
             delattr(cls, name)  # no class attribute standing in for a per-instance default
+        elif type(default).__hash__ is None:
+            # a list, dict or set given once would be every instance's: refused as dataclasses does
+            raise ValueError(f"mutable default {type(default)} for field {name} is not allowed: use factory")
     cls.__record_fields__ = names
     cls.__record_defaults__ = defaults
     cls.__match_args__ = names

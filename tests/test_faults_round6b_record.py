@@ -63,3 +63,22 @@ def test_a_record_writing_its_own_eq_stays_hashable_as_a_frozen_dataclass_does()
 
     with pytest.raises(TypeError):
         hash(Refused(1))
+
+
+def test_a_mutable_default_is_refused_at_the_class_not_shared_by_every_instance():
+    with pytest.raises(ValueError, match="mutable default"):
+        @dataclasses.dataclass(frozen=True)
+        class Twin:
+            tags: list = []  # noqa: RUF012
+
+    with pytest.raises(ValueError, match="mutable default <class 'list'> for field tags"):
+        @record
+        class Shared:
+            tags: list = []  # noqa: RUF012  (every instance would hold the one list)
+
+    @record
+    class Made:
+        tags: list = factory(list)
+
+    assert Made().tags is not Made().tags
+
