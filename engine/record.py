@@ -17,7 +17,7 @@ question needs"); elsewhere the style is `@dataclass`.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 
 class _Missing:
@@ -90,7 +90,7 @@ def _build(cls: type, frozen: bool) -> type:
     inherited = [n for base in reversed(cls.__mro__[1:]) for n in getattr(base, "__record_fields__", ())]
     # every field this class annotates: a base's field declared again keeps its place and
     # takes this class's default (or none), as a dataclass's does
-    own = list(cls.__dict__.get("__annotations__", {}))
+    own = [n for n, kind in cls.__dict__.get("__annotations__", {}).items() if not _is_class_var(kind)]
     names = tuple(dict.fromkeys(inherited + own))
     defaults = {}
     for base in reversed(cls.__mro__[1:]):
@@ -126,6 +126,14 @@ def _build(cls: type, frozen: bool) -> type:
     elif "__hash__" not in cls.__dict__:
         cls.__hash__ = None  # equal by value and mutable: unhashable, as a dataclass is
     return cls
+
+
+def _is_class_var(annotation: Any) -> bool:
+    """A `ClassVar[...]` annotation (a string under `from __future__ import annotations`):
+    the class's own value, not a field, as dataclasses reads it."""
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
 
 
 def _make_init(cls: type, names: tuple[str, ...], defaults: dict[str, Any], frozen: bool) -> Callable:

@@ -82,3 +82,19 @@ def test_a_mutable_default_is_refused_at_the_class_not_shared_by_every_instance(
 
     assert Made().tags is not Made().tags
 
+
+
+def test_a_classvar_is_not_a_field():
+    @record
+    class Counted:
+        LIMIT: ClassVar[int] = 3
+        x: int = 0
+
+    @dataclasses.dataclass(frozen=True)
+    class CountedTwin:
+        LIMIT: ClassVar[int] = 3
+        x: int = 0
+
+    assert [f.name for f in dataclasses.fields(CountedTwin)] == ["x"]
+    assert fields(Counted) == ("x",) and Counted.LIMIT == 3
+    assert Counted(5) == Counted(x=5) and repr(Counted(5)).endswith("Counted(x=5)")
