@@ -79,6 +79,8 @@ def _record_fields(rec: Any) -> tuple[str, ...]:
 def _plain(value: Any) -> Any:
     if hasattr(type(value), "__record_fields__"):
         return as_dict(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_plain(v) for v in value))  # a namedtuple takes its fields one by one
     if isinstance(value, (tuple, list)):
         return type(value)(_plain(v) for v in value)
     if isinstance(value, dict):

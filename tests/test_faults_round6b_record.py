@@ -4,7 +4,7 @@ test builds a class both ways and asserts what the dataclass does, which the rec
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict, namedtuple
+from collections import namedtuple
 from typing import ClassVar
 
 import pytest
@@ -98,3 +98,24 @@ def test_a_classvar_is_not_a_field():
     assert [f.name for f in dataclasses.fields(CountedTwin)] == ["x"]
     assert fields(Counted) == ("x",) and Counted.LIMIT == 3
     assert Counted(5) == Counted(x=5) and repr(Counted(5)).endswith("Counted(x=5)")
+
+
+
+Point = namedtuple("Point", "line column")
+
+
+def test_as_dict_reads_a_namedtuple_as_asdict_does():
+    @record
+    class Held:
+        at: Point
+        trail: tuple
+
+    @dataclasses.dataclass(frozen=True)
+    class HeldTwin:
+        at: Point
+        trail: tuple
+
+    want = dataclasses.asdict(HeldTwin(Point(3, 4), (Point(1, 2),)))
+    got = as_dict(Held(Point(3, 4), (Point(1, 2),)))
+    assert got == want == {"at": (3, 4), "trail": ((1, 2),)}
+    assert type(got["at"]) is Point and type(got["trail"][0]) is Point
