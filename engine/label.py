@@ -43,8 +43,6 @@ SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this sh
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
-# A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
-_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 # A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
 # "Step 3. " or "Passo 1: " before a heading numbers a sequence; the rest names the topic.
@@ -121,6 +119,39 @@ def _lines_and_layout(text: str) -> tuple[list[str], tuple[int, dict[int, tuple[
     return lines, layout(lines)
 
 
+def link_texts(text: str) -> str:
+    r"""A link keeps its text, never its target or brackets: each `[text](url)`, `![alt](src)`,
+    `[text][ref]` and `[text]` in `text` as its text alone. This is the pattern
+    `!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?` replaced by its group, read in one pass:
+    the pattern scanned to the end of the text from every `[` with no `]` after it (and
+    every `(` with no `)`), and a title of 200,000 brackets held `kb label` for hours."""
+    if "[" not in text:
+        return text
+    found: dict[str, int] = {}  # the next `]` / `)` at or after the last place asked; -1: none left
+
+    def next_at(ch: str, at: int) -> int:
+        pos = found.get(ch, -2)
+        if pos != -1 and pos < at:
+            pos = found[ch] = text.find(ch, at)
+        return pos
+
+    out, i = [], 0
+    while (j := text.find("[", i)) >= 0:
+        k = next_at("]", j + 1)
+        if k < 0:
+            break  # no `]` after this `[`, nor after any later one: no more links
+        start = j - 1 if j > i and text[j - 1] == "!" else j
+        out += (text[i:start], text[j + 1:k])
+        i = k + 1
+        after = text[i:i + 1]
+        if after in ("(", "["):  # the target, or the reference, when it is closed
+            end = next_at(")" if after == "(" else "]", i + 1)
+            if end >= 0:
+                i = end + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
 def prose_lines(text: str) -> list[str]:
     """The note's prose: no code blocks, no headings (`#` or underlined), no tables, html or
     front matter (the parser's reading of where those are, engine/notes.layout)."""
@@ -133,14 +164,14 @@ def prose_lines(text: str) -> list[str]:
             continue
         if in_fence or i in heads or i in underlines or _NOT_PROSE.match(line):
             continue
-        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", line))))
+        out.append(_INLINE_MARKUP.sub(" ", link_texts(_FOOTNOTE_REF.sub("", line))))
     return out
 
 
 def _unmarked(raw: str) -> str:
     """A title or heading as words: a link's text and never its target (`[x](y.md)` is "x"),
     no footnote reference, inline html, attribute list or emoji shortcode."""
-    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", raw))))
+    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", link_texts(_FOOTNOTE_REF.sub("", raw))))
 
 
 def _heading_name(raw: str) -> str:

@@ -1,0 +1,36 @@
+"""Round 6b faults in `kb label` (engine/label.py): a title, heading or line of brackets with
+no closing one, run through the real `kb label`, and the link reader checked against the
+pattern it stands for."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from _faults import kb, tree_hash
+from conftest import copy_demo
+from engine.label import link_texts
+
+# What the reader replaces: a link, an image or a reference as its text alone.
+LINK_PATTERN = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
+
+
+def test_a_heading_of_200000_open_brackets_is_labelled_without_hanging(tmp_path):
+    # The pattern scanned to the line's end from every `[` with no `]` after it: 200,000 of
+    # them in a title were hours of `kb label` (and `[a](` repeated, its target, the same).
+    fleet = copy_demo(tmp_path / "demo")
+    note = fleet / "zed" / "knowledge" / "brackets.md"
+    note.write_text("# Brackets " + "[" * 200_000 + "\n\nbrackets body about brackets\n\n"
+                    + "[a](" * 50_000 + "\n")
+    before = tree_hash(fleet)
+    r = kb("label", str(fleet), timeout=120)
+    assert "zed/knowledge/brackets.md" in r.stdout
+    assert tree_hash(fleet) == before
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="[]()!ab \n", max_size=40))
+def test_link_texts_reads_as_the_pattern_does(text):
+    assert link_texts(text) == LINK_PATTERN.sub(r"\1", text)
