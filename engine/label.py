@@ -44,7 +44,9 @@ _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
 # A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
-_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
+# Read as `\[\^[^\]\s]*\]`, but each run taken whole, closed or not: the pattern scanned to the
+# end of the run from every `[^` in it, and 100,000 of them on a line took minutes.
+_FOOTNOTE_RUN = re.compile(r"\[\^[^\]\s]*(\])?")
 # "Step 3. " or "Passo 1: " before a heading numbers a sequence; the rest names the topic.
 # As a key, "step" made a post of numbered steps win "build my first app step by step".
 _SEQUENCE_MARK = re.compile(r"^[^\W\d_]+ \d+[.:)]\s+")
@@ -119,6 +121,13 @@ def _lines_and_layout(text: str) -> tuple[list[str], tuple[int, dict[int, tuple[
     return lines, layout(lines)
 
 
+def without_footnote_refs(text: str) -> str:
+    """`text` without its footnote references (`[^1]`)."""
+    if "[^" not in text:
+        return text
+    return _FOOTNOTE_RUN.sub(lambda m: "" if m.group(1) else m.group(), text)
+
+
 def link_texts(text: str) -> str:
     r"""A link keeps its text, never its target or brackets: each `[text](url)`, `![alt](src)`,
     `[text][ref]` and `[text]` in `text` as its text alone. This is the pattern
@@ -164,14 +173,14 @@ def prose_lines(text: str) -> list[str]:
             continue
         if in_fence or i in heads or i in underlines or _NOT_PROSE.match(line):
             continue
-        out.append(_INLINE_MARKUP.sub(" ", link_texts(_FOOTNOTE_REF.sub("", line))))
+        out.append(_INLINE_MARKUP.sub(" ", link_texts(without_footnote_refs(line))))
     return out
 
 
 def _unmarked(raw: str) -> str:
     """A title or heading as words: a link's text and never its target (`[x](y.md)` is "x"),
     no footnote reference, inline html, attribute list or emoji shortcode."""
-    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", link_texts(_FOOTNOTE_REF.sub("", raw))))
+    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", link_texts(without_footnote_refs(raw))))
 
 
 def _heading_name(raw: str) -> str:

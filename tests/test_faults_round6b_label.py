@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from _faults import kb, tree_hash
 from conftest import copy_demo
-from engine.label import link_texts
+from engine.label import link_texts, without_footnote_refs
 
 # What the reader replaces: a link, an image or a reference as its text alone.
 LINK_PATTERN = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
+# What the footnote reader drops: `[^1]`, a reference to a footnote.
+FOOTNOTE_PATTERN = re.compile(r"\[\^[^\]\s]*\]")
 
 
 def test_a_heading_of_200000_open_brackets_is_labelled_without_hanging(tmp_path):
@@ -23,7 +25,7 @@ def test_a_heading_of_200000_open_brackets_is_labelled_without_hanging(tmp_path)
     fleet = copy_demo(tmp_path / "demo")
     note = fleet / "zed" / "knowledge" / "brackets.md"
     note.write_text("# Brackets " + "[" * 200_000 + "\n\nbrackets body about brackets\n\n"
-                    + "[a](" * 50_000 + "\n")
+                    + "[a](" * 50_000 + "\n\n" + "[^" * 100_000 + "\n")
     before = tree_hash(fleet)
     r = kb("label", str(fleet), timeout=120)
     assert "zed/knowledge/brackets.md" in r.stdout
@@ -34,3 +36,9 @@ def test_a_heading_of_200000_open_brackets_is_labelled_without_hanging(tmp_path)
 @given(st.text(alphabet="[]()!ab \n", max_size=40))
 def test_link_texts_reads_as_the_pattern_does(text):
     assert link_texts(text) == LINK_PATTERN.sub(r"\1", text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="[]^ \tab\n", max_size=40))
+def test_without_footnote_refs_reads_as_the_pattern_does(text):
+    assert without_footnote_refs(text) == FOOTNOTE_PATTERN.sub("", text)
