@@ -31,8 +31,13 @@ _FAILED = "failed"  # what the child sends for a note whose preparation raised
 
 
 def command() -> list[str]:
-    """How the child is started: this interpreter, running this module."""
-    return [sys.executable, "-m", "engine.prepworker"]
+    """How the child is started: this interpreter, running this module of this copy of the
+    engine. Not `-m`: that puts the working directory first on sys.path, so an `engine/` (or a
+    `Stemmer.py`) in whatever folder `kb index` was run from would be imported instead, and
+    its code run. `-c` puts it first too, as "", which the child replaces by this engine's
+    folder before importing anything."""
+    here = str(Path(__file__).resolve().parents[1])
+    return [sys.executable, "-c", f"import sys; sys.path[0] = {here!r}; from engine.prepworker import main; main()"]
 
 
 # Every HERE_EVERY-th note is prepared by this process, the rest by the child. This process
@@ -56,12 +61,8 @@ class PrepWorker:
         self._proc: subprocess.Popen | None = None
         self._next = 0
         try:
-            # The child imports this copy of the engine, wherever it was imported from.
-            env = dict(os.environ)
-            here = str(Path(__file__).resolve().parents[1])
-            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
             self._proc = subprocess.Popen(
-                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )
             _widen(self._proc.stdout)
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
@@ -144,8 +145,12 @@ def _serve() -> None:
     out.flush()
 
 
-if __name__ == "__main__":
+def main() -> None:
     try:
         _serve()
     except (BrokenPipeError, KeyboardInterrupt):
         pass  # the parent finished or stopped early: nothing is waiting for the rest
+
+
+if __name__ == "__main__":
+    main()
