@@ -58,10 +58,15 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
 
 def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) -> None:
     """mkdir -p `folder` under `below`, refusing any component that is a link, before or after
-    it is made (mkdir never follows a link it creates, but one may be there already)."""
+    it is made (mkdir never follows a link it creates, but one may be there already).
+
+    `below` itself (a base, the fleet root) is never made: it is the user's, and one that is
+    gone was deleted (a long-lived server whose base was removed made it again, as an empty
+    base, when it next opened that base's index). FileNotFoundError names it instead."""
     folder, here = Path(folder), Path(below)
     rel = folder.relative_to(here)
-    os.makedirs(here, exist_ok=True)  # the folder it belongs to is the caller's; made as mkdir -p would
+    if not os.path.exists(here):
+        raise FileNotFoundError(errno.ENOENT, "the folder is gone, deleted or moved; kb does not make it again", str(here))
     for part in rel.parts:
         here = here / part
         try:

@@ -1,0 +1,51 @@
+"""Round 6: a long-lived `kb serve` whose fleet changes under it. A real server in a
+subprocess, spoken to with the mcp SDK's own stdio client, over the demo copied to tmp."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+
+import anyio
+import pytest
+from _faults import DEPLOY_Q
+from conftest import REPO
+
+mcp = pytest.importorskip("mcp")
+from mcp import Client, StdioServerParameters  # noqa: E402
+
+
+def _serve_with_few_descriptors(fleet, limit: int) -> StdioServerParameters:
+    # Under `ulimit -n 32` the pool keeps at most 2 idle connections (a sixteenth of the
+    # limit), so a question over the demo's 3 bases opens a new one every time: what a server
+    # with many bases does as its idle connections are closed.
+    command = f"ulimit -n {limit} && exec {shlex.quote(sys.executable)} -m engine.cli serve {shlex.quote(str(fleet))}"
+    return StdioServerParameters(command="sh", args=["-c", command], cwd=str(REPO))
+
+
+def test_a_base_deleted_while_serving_is_not_made_again_nor_answered_from(demo):
+    # A new connection to a deleted base's index made the folders up to it (`mkdir -p`): the
+    # base came back as `zed/.kb/index.db`, an empty index whose notes matched an empty
+    # folder, so nothing looked stale and the server went on answering the deleted notes as
+    # a hit with nothing in `skipped` to say why.
+    async def script():
+        with anyio.fail_after(120):
+            async with Client(_serve_with_few_descriptors(demo, 32)) as c:
+                before = json.loads((await c.call_tool("kb_route", {"question": DEPLOY_Q})).content[0].text)
+                shutil.rmtree(demo / "zed")
+                after = []
+                for i in range(3):
+                    await anyio.sleep(1.1)  # past the server's stale-check interval
+                    r = await c.call_tool("kb_route", {"question": f"{DEPLOY_Q} {i}"})
+                    assert not r.is_error, r.content[0].text
+                    after.append((json.loads(r.content[0].text), (demo / "zed").exists()))
+                return before, after
+
+    before, after = anyio.run(script)
+    assert before["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+    for answer, zed_exists in after:
+        assert not zed_exists, "kb made the deleted base's folder again"
+        said = " ".join(answer["skipped"])
+        assert answer["keyword_top"] != "zed/knowledge/deploy-checklist.md" or "zed" in said, answer
