@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import subprocess
 import sys
 
 import anyio
@@ -49,3 +50,34 @@ def test_a_base_deleted_while_serving_is_not_made_again_nor_answered_from(demo):
         assert not zed_exists, "kb made the deleted base's folder again"
         said = " ".join(answer["skipped"])
         assert answer["keyword_top"] != "zed/knowledge/deploy-checklist.md" or "zed" in said, answer
+
+
+def _line(msg_id, method, params=None) -> str:
+    msg = {"jsonrpc": "2.0", "method": method}
+    if msg_id is not None:
+        msg["id"] = msg_id
+    if params is not None:
+        msg["params"] = params
+    return json.dumps(msg) + "\n"
+
+
+def test_requests_sent_before_stdin_closes_are_all_answered(demo):
+    # `printf '...' | kb serve` (a script, a hook, a client that half-closes once it has
+    # written its requests): stdin's end stopped the server at once, and every tools/call
+    # still running was dropped without a reply, against "every JSON-RPC line gets an answer".
+    script = "".join([
+        _line(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                                "clientInfo": {"name": "printf", "version": "1"}}),
+        _line(None, "notifications/initialized"),
+        _line(2, "tools/call", {"name": "kb_route", "arguments": {"question": DEPLOY_Q}}),
+        _line(3, "tools/call", {"name": "kb_fleet", "arguments": {}}),
+        _line(4, "tools/list"),
+    ])
+    done = subprocess.run([sys.executable, "-m", "engine.cli", "serve", str(demo)], input=script, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert sorted(replies) == [1, 2, 3, 4], done.stdout[:500]
+    route = json.loads(replies[2]["result"]["content"][0]["text"])
+    assert route["keyword_top"] == "zed/knowledge/deploy-checklist.md"
+    assert "tools" in replies[4]["result"]
