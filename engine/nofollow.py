@@ -56,6 +56,18 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
             raise _refuse(p, target)
 
 
+def refuse_special(path: str | os.PathLike[str]) -> None:
+    """Raise OSError if `path` is a FIFO, a socket or a device: opening one waits (a FIFO for a
+    writer) or reads what is not a file. Absent, a regular file or a folder passes (a folder
+    is the caller's own case)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        raise OSError(errno.EINVAL, f"{Path(path).name} is not a regular file; kb opens no FIFO, socket or device", str(path))
+
+
 def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) -> None:
     """mkdir -p `folder` under `below`, refusing any component that is a link, before or after
     it is made (mkdir never follows a link it creates, but one may be there already).

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import select
 import sys
 import threading
 from typing import Any
@@ -205,8 +206,6 @@ class CheckedWire:
     def _reader_gone(self) -> bool:
         """Whether the read end of stdout was closed (a pipe's writer then polls as an error)."""
         try:
-            import select
-
             poller = select.poll()
             poller.register(self._wire_out, select.POLLERR | select.POLLHUP)
             return any(ev & (select.POLLERR | select.POLLHUP) for _fd, ev in poller.poll(0))
