@@ -30,11 +30,14 @@ def _refuse(link: Path, target: Path) -> LinkRefused:
     return LinkRefused(errno.ELOOP, f"{what}; kb follows no link where it writes", str(target))
 
 
-def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] | None = None) -> None:
+def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] | None = None,
+                 no_special: bool = False) -> None:
     """Raise LinkRefused if `path`, or any component of it under `below`, is a symlink.
 
     Without `below` only `path` itself is checked. A component that does not exist yet is no
-    link; the check stops there (what kb then creates is created by kb).
+    link; the check stops there (what kb then creates is created by kb). `no_special`: raise
+    OSError too when `path` is a FIFO, a socket or a device, which an open would wait on (a
+    FIFO, for a writer) or read as no file (checked on the same lstat).
     """
     target = Path(path)
     if below is None:
@@ -54,18 +57,8 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
             return
         if stat.S_ISLNK(st.st_mode):
             raise _refuse(p, target)
-
-
-def refuse_special(path: str | os.PathLike[str]) -> None:
-    """Raise OSError if `path` is a FIFO, a socket or a device: opening one waits (a FIFO for a
-    writer) or reads what is not a file. Absent, a regular file or a folder passes (a folder
-    is the caller's own case)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
-        raise OSError(errno.EINVAL, f"{Path(path).name} is not a regular file; kb opens no FIFO, socket or device", str(path))
+    if no_special and chain and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise OSError(errno.EINVAL, f"{target.name} is not a regular file; kb opens no FIFO, socket or device", str(target))
 
 
 def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) -> None:

@@ -29,7 +29,7 @@ from .indexrecovery import (
 )
 from .indexschema import SCHEMA_VERSION, create_schema, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
-from .nofollow import make_dirs, refuse_links, refuse_special
+from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
 from .stemming import stem_question
 
@@ -65,9 +65,8 @@ class TextIndex:
         # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
         make_dirs(self.path.parent, below=self.path.parent.parent)
         for suffix in SIDE_FILES:
-            refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
-            # SQLite opens -journal to look for a hot journal: a FIFO there held every open for good
-            refuse_special(str(self.path) + suffix)
+            # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
+            refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
         # In WAL, NORMAL syncs the log at a checkpoint rather than at every commit: a crash
