@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
 _FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
@@ -32,12 +33,8 @@ _FAILED = "failed"  # what the child sends for a note whose preparation raised
 
 def command() -> list[str]:
     """How the child is started: this interpreter, running this module of this copy of the
-    engine. Not `-m`: that puts the working directory first on sys.path, so an `engine/` (or a
-    `Stemmer.py`) in whatever folder `kb index` was run from would be imported instead, and
-    its code run. `-c` puts it first too, as "", which the child replaces by this engine's
-    folder before importing anything."""
-    here = str(Path(__file__).resolve().parents[1])
-    return [sys.executable, "-c", f"import sys; sys.path[0] = {here!r}; from engine.prepworker import main; main()"]
+    engine, never one found in the working directory (engine/owncode.py)."""
+    return python_running("engine.prepworker")
 
 
 # Every HERE_EVERY-th note is prepared by this process, the rest by the child. This process
