@@ -5,10 +5,8 @@ Real parts: the child is a real interpreter started by PrepWorker, the notes are
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from conftest import REPO
+from test_prepworker import prepared_by_child  # noqa: F401 - the fixture: notes the child prepared
 
 from engine import prepworker
 
@@ -19,7 +17,7 @@ def _demo_notes(limit: int = 6):
     return base, notes
 
 
-def test_the_child_never_imports_an_engine_from_the_working_directory(tmp_path, monkeypatch):
+def test_the_child_never_imports_an_engine_from_the_working_directory(tmp_path, monkeypatch, prepared_by_child):
     # `python -m engine.prepworker` puts the working directory first on sys.path, ahead of
     # PYTHONPATH: `kb index` run from a folder holding an `engine/` package (a game's source,
     # /tmp where anyone can make one) or a `Stemmer.py` ran that code in the child, and its
@@ -31,14 +29,6 @@ def test_the_child_never_imports_an_engine_from_the_working_directory(tmp_path, 
     (tmp_path / "Stemmer.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
     monkeypatch.chdir(tmp_path)
     base, notes = _demo_notes()
-    seen = [0]
-    real = prepworker.from_wire
-
-    def counted(wire):
-        seen[0] += 1
-        return real(wire)
-
-    monkeypatch.setattr(prepworker, "from_wire", counted)
     worker = prepworker.PrepWorker(base, notes)
     try:
         for rel, _st, _old in notes:
@@ -46,4 +36,4 @@ def test_the_child_never_imports_an_engine_from_the_working_directory(tmp_path, 
     finally:
         worker.close()
     assert not marker.exists(), "the child ran the engine package found in the working directory"
-    assert seen[0] > 0, "the child prepared nothing: this engine's prepworker did not run"
+    assert prepared_by_child[0] > 0, "the child prepared nothing: this engine's prepworker did not run"

@@ -31,6 +31,7 @@ def test_an_answer_key_swapped_for_a_fifo_is_refused_on_the_eval_screen(tmp_path
     import asyncio
     import os
 
+    from _faults import let_go
     from conftest import copy_demo
     from tui_support import make_app, ready, screen_text, settle, wait_for
 
@@ -50,10 +51,7 @@ def test_an_answer_key_swapped_for_a_fifo_is_refused_on_the_eval_screen(tmp_path
                                what="the eval screen to refuse the FIFO by name")
                 assert "gold.tsv: cannot read" in screen_text(app)
             finally:
-                try:  # an eval stuck on the FIFO is let go, so the app can close
-                    os.close(os.open(gold, os.O_WRONLY | os.O_NONBLOCK))
-                except OSError:
-                    pass
+                let_go(gold)  # an eval stuck on the FIFO, so the app can close
             await pilot.press("escape")
             await settle(pilot)
 
