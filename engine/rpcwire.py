@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import select
 import sys
 import threading
@@ -35,6 +36,12 @@ log = logging.getLogger("kb.serve")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+# The longest line read. A question is cut at 4,000 characters and a note is a few KB: a line
+# past this is refused unread, by the id at its head, rather than held whole (reading one
+# larger than the server's memory ended the relay's thread, and the server with it).
+MAX_LINE_BYTES = 16 << 20
+# The id, when it leads the message, as JSON-RPC clients write it ({"jsonrpc": "2.0", "id": ...).
+_LEADING_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
 def refusal(line: bytes) -> dict[str, Any] | None:
@@ -137,6 +144,24 @@ class _Awaited:
                 self._changed.wait(timeout=1.0)
 
 
+def too_long(head: bytes, wire) -> dict[str, Any] | None:
+    """-32600 for a line longer than MAX_LINE_BYTES (`head` its first part, the rest read from
+    `wire` and dropped), under the id it opens with when it has one; None for a line read whole."""
+    if len(head) <= MAX_LINE_BYTES or head.endswith(b"\n"):
+        return None
+    size = len(head)
+    while chunk := wire.readline(1 << 20):
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    found = _LEADING_ID.match(head)
+    try:
+        msg_id = json.loads(found.group(1)) if found else None
+    except ValueError:
+        msg_id = None
+    return _error(msg_id, INVALID_REQUEST, f"Invalid Request: a line of {size:,} bytes; kb serve reads lines of up to {MAX_LINE_BYTES:,}")
+
+
 def _lone_surrogate(message: Any) -> str:
     """The first lone surrogate anywhere in the message, or "" (found at C speed: the one
     thing UTF-8 cannot encode)."""
@@ -185,11 +210,11 @@ class CheckedWire:
     def _relay_in(self) -> None:
         with os.fdopen(self._wire_in, "rb") as wire, os.fdopen(self._lib_in_w, "wb") as lib:
             try:
-                for line in wire:
+                while line := wire.readline(MAX_LINE_BYTES + 1):
                     if not line.strip():
                         continue
                     try:
-                        reply = refusal(line.rstrip(b"\r\n"))
+                        reply = too_long(line, wire) or refusal(line.rstrip(b"\r\n"))
                     except Exception as e:  # noqa: BLE001 - whatever one line does, the relay must live on
                         reply = _error(None, PARSE_ERROR, f"Parse error: the line could not be read ({type(e).__name__})")
                     if reply is None:

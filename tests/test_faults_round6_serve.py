@@ -81,3 +81,32 @@ def test_requests_sent_before_stdin_closes_are_all_answered(demo):
     route = json.loads(replies[2]["result"]["content"][0]["text"])
     assert route["keyword_top"] == "zed/knowledge/deploy-checklist.md"
     assert "tools" in replies[4]["result"]
+
+
+def test_a_line_larger_than_memory_is_refused_and_the_server_lives_on(demo):
+    # The relay read each line whole: a request line larger than the memory the server may use
+    # (a log pasted as a claim, a runaway client) raised MemoryError in the relay's thread,
+    # which ended it, and the server stopped without a word (exit 0, no reply to anything
+    # after). A line is now read up to a limit; the rest is skipped and refused by its id.
+    command = f"ulimit -v 600000 && exec {shlex.quote(sys.executable)} -m engine.cli serve {shlex.quote(str(demo))}"
+    server = subprocess.Popen(["sh", "-c", command], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        server.stdin.write(_line(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
+                                                   "clientInfo": {"name": "big", "version": "1"}}).encode())
+        server.stdin.write(_line(None, "notifications/initialized").encode())
+        server.stdin.write(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "kb_route", '
+                           b'"arguments": {"question": "')
+        chunk = b"protein " * (1 << 17)  # 1 MiB
+        for _ in range(700):  # more than the 600 MB the server may map
+            server.stdin.write(chunk)
+        server.stdin.write(b'"}}}\n')
+        server.stdin.write(_line(6, "ping").encode())
+        out, err = server.communicate(timeout=120)  # closes stdin: the requests are all sent
+    finally:
+        if server.poll() is None:
+            server.kill()
+    replies = {m["id"]: m for m in map(json.loads, out.decode().splitlines())}
+    assert sorted(replies) == [1, 5, 6], err.decode()[-2000:]
+    assert replies[5]["error"]["code"] == -32600 and "bytes" in replies[5]["error"]["message"]
+    assert replies[6]["result"] == {}
