@@ -9,7 +9,6 @@ the true reason, which SQLite's own words often do not.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -119,6 +118,8 @@ def one_replacer(index_path: Path) -> Iterator[bool]:
     first was building, whose commit then failed ("disk I/O error"). Whoever waited finds
     the new file sound and keeps it. Yields False when no lock can be made (a read-only
     `.kb`, a link or a FIFO there): the caller replaces as before, and fails as before."""
+    import fcntl  # POSIX only, and a route that finds its index sound never needs it
+
     try:
         fd = open_lock(index_path.parent / REPLACE_LOCK)
     except OSError:
