@@ -21,7 +21,7 @@ from typing import Callable
 
 from .errors import KbError
 from .render import printable
-from .textfile import read_text
+from .textfile import read_regular_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
 # More asks than anyone waits for (about a minute on the demo) are refused: the median is
@@ -132,7 +132,9 @@ class EvalReport:
 def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
     p = Path(path)
     try:
-        text = read_text(p)
+        # The room picks a fleet's gold.tsv when it starts and reads it minutes later: a FIFO
+        # put there meanwhile is refused on the open, not waited on (a pipe too: it is no file)
+        text = read_regular_text(p)
     except FileNotFoundError:
         raise KbError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:
