@@ -52,6 +52,8 @@ from functools import lru_cache
 from . import catalogue as catalogue_module
 from . import normalize as normalize_module
 from . import stopwords as stopwords_module
+from . import indexupdate as indexupdate_module
+from . import listing_cache as listing_module
 from .atomic import write_atomic
 from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
 from .catalogue import Catalogue, Entry, make_entry
@@ -149,7 +151,7 @@ def stale_check(index: TextIndex) -> tuple[Opening | None, bool]:
     op = cached(index)
     if op is None:
         return None, index.stale()
-    return op, notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
+    return op, notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from, op.key)
 
 
 def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
@@ -217,9 +219,10 @@ def _source_digest() -> str:
     """The code that turns a record into catalogue rows, as a digest of its source: a kb
     whose normalising or scoring changed (with the index's schema unchanged) must not read
     rows another version derived. Taken when this module is imported, so a process that
-    outlives an upgrade still stamps what it runs, not what is on disk now."""
+    outlives an upgrade still stamps what it runs, not what is on disk now. The stale
+    check's code is in it too: its kept plan is stamped with this key (listing_cache)."""
     return source_digest([m.__file__ for m in (catalogue_module, normalize_module, stopwords_module,
-                                                sys.modules[__name__])])
+                                                sys.modules[__name__], indexupdate_module, listing_module)])
 
 
 def _code_stamp() -> str:

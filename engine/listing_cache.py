@@ -41,11 +41,12 @@ from .atomic import write_atomic
 from .sealedfile import read_sealed, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
+from .mapfiles import is_map_file
 from .notefiles import LISTING_FAILED, RACY_NS, list_notes
 
 CACHE_NAME = "listing.cache"
 MAGIC = b"kb-listing-cache\n"
-FORMAT = 1
+FORMAT = 2  # 2: the check's plan kept beside the folders
 MAX_BYTES = 64 << 20  # a listing is names and numbers: a larger file is not ours
 # A base of fewer notes (as its index knows them) is walked every time and keeps no listing:
 # trying to read one costs about what walking a few folders does (measured over 2,000 bases
@@ -62,19 +63,26 @@ def notes_on_disk(root: Path, known_notes: int) -> tuple[dict[str, os.stat_resul
         return list_notes(root)
     root_s = os.fspath(root)
     path = os.path.join(root_s, ".kb", CACHE_NAME)
+    _listed.pop(root_s, None)
     kept = _load(path)
     if kept is not None:
         found = _from_listing(root_s, kept)
         if found is not None:
+            _listed[root_s] = kept
             return found
     started = time.time_ns()
     folders: list = []
     found, problems = list_notes(root, folders)
     if not any(LISTING_FAILED in p for p in problems):
         kept = _stamped(root_s, folders, started)
-        if kept is not None:
-            _store(root_s, path, kept)
+        if kept is not None and _store(root_s, path, kept):
+            _listed[root_s] = kept
     return found, problems
+
+
+# The kept listing the last notes_on_disk of each base answered from (read, or walked and
+# kept): keep_plan builds the check's plan from it without reading the file again.
+_listed: dict[str, list] = {}
 
 
 def _stamped(root: str, folders: list, started: int) -> list | None:
@@ -158,8 +166,8 @@ _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLO
 
 
 def _load(path: str) -> list | None:
-    payload = read_sealed(path, MAGIC, MAX_BYTES)
-    if type(payload) is not tuple or len(payload) != 2 or payload[0] != FORMAT or type(payload[1]) is not tuple:
+    payload = _payload(path)
+    if payload is None:
         return None
     for row in payload[1]:
         if not (type(row) is tuple and len(row) == 3 and type(row[0]) is str and type(row[1]) is tuple
@@ -168,11 +176,101 @@ def _load(path: str) -> list | None:
     return list(payload[1])
 
 
-def _store(root: str, path: str, folders: list) -> None:
+def _payload(path: str) -> tuple | None:
+    payload = read_sealed(path, MAGIC, MAX_BYTES)
+    if type(payload) is not tuple or len(payload) != 3 or payload[0] != FORMAT or type(payload[1]) is not tuple:
+        return None
+    return payload
+
+
+def _store(root: str, path: str, folders: list, plan: tuple | None = None) -> bool:
+    """Keep the listing (and the check's plan); False when it could not be written."""
     try:
         if not os.path.isdir(os.path.join(root, ".kb")):
-            return  # no index here yet: nothing is created beside the notes for a listing
+            return False  # no index here yet: nothing is created beside the notes for a listing
         refuse_links(path, below=root)  # `.kb` or the listing itself a planted link
-        write_atomic(path, seal(MAGIC, (FORMAT, tuple(folders))))
+        write_atomic(path, seal(MAGIC, (FORMAT, tuple(folders), plan)))
     except OSError:
-        pass  # a read-only fleet, a full disk, a link: the next check walks, as before
+        return False  # a read-only fleet, a full disk, a link: the next check walks, as before
+    return True
+
+
+# -- the plan: "nothing changed" in one loop of stats --------------------------------------
+#
+# Even through the kept listing, the check spent more in Python than in its ~6,800 stats at
+# 60,000 chunks: a join, a lambda, a problem test and a dict entry per note, then a string
+# made and compared per note against the index's. What it concludes is a function of the
+# stats alone, for a given index state: so once a check has found nothing changed against
+# an index state, its inputs are kept as a plan (every folder's path and stat; every note's
+# path, its indexed mtime and size; the names that were not notes) stamped with that state.
+# The next check against the same state stats each path in turn and compares integers; the
+# first difference hands over to the check above, which decides as it always did.
+
+
+def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_from: int) -> None:
+    """Keep the plan of a check that found nothing changed: `found` the notes it saw (each
+    with the stat the index holds for it), `stamp` the index state it compared against,
+    `ctime_from` the ctime at which a note becomes too young to vouch for (young_window)."""
+    root_s = os.fspath(root)
+    kept = _listed.get(root_s)
+    if kept is None:
+        return  # walked and not kept: no listing vouches for the names
+    folder_paths, folder_sigs, note_paths, mtimes, sizes, others = [], [], [], [], [], []
+    for under, sig, names in kept:
+        folder = os.path.join(root_s, under) if under else root_s
+        folder_paths.append(folder)
+        folder_sigs.append(sig)
+        prefix = os.path.join(folder, "")
+        for name in names:
+            rel = under + name
+            if not rel.isascii() and not is_valid_text(rel):
+                continue  # never a note, whatever its stat
+            if is_map_file(rel):
+                continue  # never tells (the check skips it); the index holds none
+            st = found.get(rel)
+            if st is None:
+                others.append(prefix + name)  # a link to a folder, dangling, unreadable: must stay so
+            else:
+                note_paths.append(prefix + name)
+                mtimes.append(st.st_mtime_ns)
+                sizes.append(st.st_size)
+    plan = (stamp, root_s, ctime_from, tuple(folder_paths), tuple(folder_sigs), tuple(note_paths),
+            tuple(mtimes), tuple(sizes), tuple(others))
+    _store(root_s, os.path.join(root_s, ".kb", CACHE_NAME), kept, plan)
+
+
+def unchanged(root: Path, stamp: tuple) -> bool:
+    """True when the kept plan for `stamp` holds: every folder has its stat, every note its
+    mtime and size and a ctime older than the plan's bound, every other name is still no
+    regular file. False means only "ask the full check"."""
+    root_s = os.fspath(root)
+    payload = _payload(os.path.join(root_s, ".kb", CACHE_NAME))
+    if payload is None:
+        return False
+    plan = payload[2]
+    if type(plan) is not tuple or len(plan) != 9 or plan[0] != stamp or plan[1] != root_s:
+        return False
+    _, _, ctime_from, folder_paths, folder_sigs, note_paths, mtimes, sizes, others = plan
+    stat_of = os.stat
+    try:
+        for path, sig in zip(folder_paths, folder_sigs, strict=True):
+            st = stat_of(path)
+            if (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != sig:
+                return False
+        for path, mtime, size in zip(note_paths, mtimes, sizes, strict=True):
+            st = stat_of(path)
+            if st.st_mtime_ns != mtime or st.st_size != size or st.st_ctime_ns >= ctime_from or not (
+                    st.st_mode & _TYPE_BITS == _REGULAR):
+                return False
+    except (OSError, TypeError, ValueError):
+        return False  # a path gone or unreadable, or a plan not of our making
+    for path in others:
+        try:
+            if stat_of(path).st_mode & _TYPE_BITS == _REGULAR:
+                return False
+        except (OSError, TypeError):
+            continue
+    return True
+
+
+_TYPE_BITS, _REGULAR = 0o170000, stat.S_IFREG  # stat.S_IFMT's mask, a regular file's type
