@@ -25,20 +25,23 @@ equal stat (as for notes and for the opening cache). A base of fewer than MIN_NO
 keeps none: walking it costs what reading a kept listing would.
 
 Safe to read as the opening cache is (engine/catalogue_cache.py): marshal of plain values, a
-magic line and a CRC-32, opened O_NOFOLLOW, written atomically with no link followed; a file
-that is damaged, foreign or of another format is ignored and replaced, and a listing that
-cannot be written is not kept (the stale check walks, as it always did).
+magic line and CRC-32s (engine/sealedfile.py), opened O_NOFOLLOW, written atomically with no
+link followed; a file that is damaged, foreign or of another format is ignored and replaced,
+and a listing that cannot be written is not kept (the stale check walks, as it always did).
+The file also keeps the check's plan (below), read first; the folders are read only when the
+plan does not decide.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 import time
 from pathlib import Path
 
 from .atomic import write_atomic
-from .sealedfile import read_sealed, seal
+from .sealedfile import Damaged, open_sealed, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
 from .mapfiles import is_map_file
@@ -46,7 +49,7 @@ from .notefiles import LISTING_FAILED, RACY_NS, list_notes
 
 CACHE_NAME = "listing.cache"
 MAGIC = b"kb-listing-cache\n"
-FORMAT = 2  # 2: the check's plan kept beside the folders
+FORMAT = 2  # 2: the check's plan in the head, the folders in a region (engine/sealedfile.py)
 MAX_BYTES = 64 << 20  # a listing is names and numbers: a larger file is not ours
 # A base of fewer notes (as its index knows them) is walked every time and keeps no listing:
 # trying to read one costs about what walking a few folders does (measured over 2,000 bases
@@ -166,21 +169,31 @@ _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLO
 
 
 def _load(path: str) -> list | None:
-    payload = _payload(path)
-    if payload is None:
+    got = _payload(path)
+    if got is None:
         return None
-    for row in payload[1]:
+    try:
+        rows = got[1][0].value()  # read only here: a check that its plan decides never needs them
+    except Damaged:
+        return None
+    if type(rows) is not tuple:
+        return None
+    for row in rows:
         if not (type(row) is tuple and len(row) == 3 and type(row[0]) is str and type(row[1]) is tuple
                 and len(row[1]) == 4 and type(row[2]) is tuple and all(type(n) is str for n in row[2])):
             return None
-    return list(payload[1])
+    return list(rows)
 
 
-def _payload(path: str) -> tuple | None:
-    payload = read_sealed(path, MAGIC, MAX_BYTES)
-    if type(payload) is not tuple or len(payload) != 3 or payload[0] != FORMAT or type(payload[1]) is not tuple:
+def _payload(path: str) -> tuple[tuple, list] | None:
+    """(the head: FORMAT and the plan, [the folders' region]), or None."""
+    got = open_sealed(path, MAGIC, MAX_BYTES)
+    if got is None:
         return None
-    return payload
+    payload, regions = got
+    if type(payload) is not tuple or len(payload) != 2 or payload[0] != FORMAT or len(regions) != 1:
+        return None
+    return payload, regions
 
 
 def _store(root: str, path: str, folders: list, plan: tuple | None = None) -> bool:
@@ -189,7 +202,7 @@ def _store(root: str, path: str, folders: list, plan: tuple | None = None) -> bo
         if not os.path.isdir(os.path.join(root, ".kb")):
             return False  # no index here yet: nothing is created beside the notes for a listing
         refuse_links(path, below=root)  # `.kb` or the listing itself a planted link
-        write_atomic(path, seal(MAGIC, (FORMAT, tuple(folders), plan)))
+        write_atomic(path, seal(MAGIC, (FORMAT, plan), [marshal.dumps(tuple(folders))]))
     except OSError:
         return False  # a read-only fleet, a full disk, a link: the next check walks, as before
     return True
@@ -244,10 +257,10 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     mtime and size and a ctime older than the plan's bound, every other name is still no
     regular file. False means only "ask the full check"."""
     root_s = os.fspath(root)
-    payload = _payload(os.path.join(root_s, ".kb", CACHE_NAME))
-    if payload is None:
+    got = _payload(os.path.join(root_s, ".kb", CACHE_NAME))
+    if got is None:
         return False
-    plan = payload[2]
+    plan = got[0][1]
     if type(plan) is not tuple or len(plan) != 9 or plan[0] != stamp or plan[1] != root_s:
         return False
     _, _, ctime_from, folder_paths, folder_sigs, note_paths, mtimes, sizes, others = plan

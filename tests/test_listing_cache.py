@@ -284,3 +284,20 @@ def test_every_change_the_check_sees_fails_its_kept_plan(tmp_path, change):
     change(base)
     assert not listing_cache.unchanged(base, stamp)
     assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is True
+
+
+def test_a_listing_of_the_format_before_is_not_read_and_is_kept_anew(tmp_path):
+    """FORMAT 1 kept one CRC-32 over one marshal of the folders: such a file is not read."""
+    import marshal
+    import zlib
+
+    base = _base(tmp_path)
+    _keep_listing_now(base)
+    path = base / ".kb" / listing_cache.CACHE_NAME
+    rows = listing_cache._load(str(path))
+    body = marshal.dumps((1, tuple(rows)))
+    path.write_bytes(listing_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    assert listing_cache._load(str(path)) is None
+    time.sleep(listing_cache.RACY_NS / 1e9 + 0.2)  # the folders old enough to be kept again
+    assert _seen(listing_cache.notes_on_disk(base, NOTES)) == _seen(list_notes(base))
+    assert listing_cache._load(str(path)) == rows

@@ -19,7 +19,8 @@ from engine.catalogue import Catalogue, make_entry
 from engine.memory import Memory
 from engine.normalize import terms as normalise
 from kbtools.haystack import generate
-from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
+from engine.sealedfile import seal
+from tests.conftest import age_indexes, damage_cache, index_aged, run_kb, sealed_parts, sound_cache
 
 
 def _caches(fleet: Path) -> list[Path]:
@@ -235,22 +236,16 @@ def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_cache(demo):
 # -- damaged, foreign, linked ----------------------------------------------------------------
 
 
-def _valid_cache(path: Path) -> bool:
-    raw = path.read_bytes()
-    head = len(catalogue_cache.MAGIC) + 4
-    return raw.startswith(catalogue_cache.MAGIC) and zlib.crc32(raw[head:]) == int.from_bytes(
-        raw[len(catalogue_cache.MAGIC):head], "big")
-
-
-def _foreign(payload) -> bytes:
-    body = marshal.dumps(payload)
-    return catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
+def _foreign(payload, regions=()) -> bytes:
+    return seal(catalogue_cache.MAGIC, payload, regions)
 
 
 @pytest.mark.parametrize("damage", [
-    "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
+    "truncated", "flipped", "regions", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
 ])
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
+    """Damage in the head is found at load, in a region when its bytes are read (before they
+    are used): either way the answer is the index's, and the file is written again."""
     index_aged(demo)
     q = _gold_questions(demo)[0]
     expected = _route(demo, q)
@@ -259,11 +254,12 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     if damage == "foreign":  # sound marshal, a checksum that matches, not our shape
         path.write_bytes(_foreign({"hello": ["world"]}))
     elif damage == "other-format":
-        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 12))
+        payload, regions = sealed_parts(raw)
+        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99, *payload[1:]), regions))
     elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
-        head = len(catalogue_cache.MAGIC) + 4
-        body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
-        path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        payload, regions = sealed_parts(raw)
+        padding = bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
+        path.write_bytes(_foreign(payload, [*regions[:-1], regions[-1] + padding]))
         catalogue_cache._last.clear()
         assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None  # not read into memory
     r = run_kb("route", "--json", q, str(demo))
@@ -274,7 +270,23 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     if damage == "a-directory":
         assert path.is_dir()  # not kept, and nothing removed that kb did not write
     else:
-        assert _valid_cache(path)  # rebuilt
+        assert sound_cache(path) and path.read_bytes() == raw  # rebuilt
+
+
+def test_a_cache_of_the_format_before_is_read_as_absent_and_rebuilt(demo):
+    """FORMAT 6 kept one CRC-32 over one marshal of everything: such a file is not read."""
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    expected = _route(demo, q)
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    raw = path.read_bytes()
+    payload, regions = sealed_parts(raw)
+    body = marshal.dumps((6, *payload[1:], *regions))
+    path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    catalogue_cache._last.clear()
+    assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None
+    assert _route(demo, q) == expected
+    assert path.read_bytes() == raw
 
 
 def test_a_link_planted_where_the_cache_is_written_is_not_followed(demo, tmp_path):
