@@ -38,6 +38,7 @@ import marshal
 import os
 import stat
 import time
+from array import array
 from pathlib import Path
 
 from .atomic import write_atomic
@@ -228,11 +229,15 @@ def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_
     kept = _listed.get(root_s)
     if kept is None:
         return  # walked and not kept: no listing vouches for the names
-    folder_paths, folder_sigs, note_paths, mtimes, sizes, others = [], [], [], [], [], []
-    for under, sig, names in kept:
+    folder_paths, note_paths, others = [], [], []
+    devs, inos, folder_mtimes, ctimes, mtimes, sizes = array("Q"), array("Q"), array("q"), array("q"), array("q"), array("q")
+    for under, (dev, ino, mtime, ctime), names in kept:
         folder = os.path.join(root_s, under) if under else root_s
         folder_paths.append(folder)
-        folder_sigs.append(sig)
+        devs.append(dev)
+        inos.append(ino)
+        folder_mtimes.append(mtime)
+        ctimes.append(ctime)
         prefix = os.path.join(folder, "")
         for name in names:
             rel = under + name
@@ -247,8 +252,11 @@ def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_
                 note_paths.append(prefix + name)
                 mtimes.append(st.st_mtime_ns)
                 sizes.append(st.st_size)
-    plan = (stamp, root_s, ctime_from, tuple(folder_paths), tuple(folder_sigs), tuple(note_paths),
-            tuple(mtimes), tuple(sizes), tuple(others))
+    # Paths joined by NUL (no path holds one) and numbers as arrays: a few objects to load,
+    # where a tuple of every path and number was ~15,000 (2 ms of a fresh route at 60,000 chunks).
+    plan = (stamp, root_s, ctime_from, "\0".join(folder_paths), devs.tobytes(), inos.tobytes(),
+            folder_mtimes.tobytes(), ctimes.tobytes(), "\0".join(note_paths), mtimes.tobytes(), sizes.tobytes(),
+            "\0".join(others))
     _store(root_s, os.path.join(root_s, ".kb", CACHE_NAME), kept, plan)
 
 
@@ -261,16 +269,19 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     if got is None:
         return False
     plan = got[0][1]
-    if type(plan) is not tuple or len(plan) != 9 or plan[0] != stamp or plan[1] != root_s:
+    if type(plan) is not tuple or len(plan) != 12 or plan[0] != stamp or plan[1] != root_s:
         return False
-    _, _, ctime_from, folder_paths, folder_sigs, note_paths, mtimes, sizes, others = plan
     stat_of = os.stat
     try:
-        for path, sig in zip(folder_paths, folder_sigs, strict=True):
+        ctime_from = plan[2]
+        folders, devs, inos, folder_mtimes, ctimes = _paths(plan[3]), *_numbers(plan[4:8], "QQqq")
+        notes, mtimes, sizes = _paths(plan[8]), *_numbers(plan[9:11], "qq")
+        others = _paths(plan[11])
+        for path, dev, ino, mtime, ctime in zip(folders, devs, inos, folder_mtimes, ctimes, strict=True):
             st = stat_of(path)
-            if (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns) != sig:
+            if st.st_mtime_ns != mtime or st.st_ctime_ns != ctime or st.st_ino != ino or st.st_dev != dev:
                 return False
-        for path, mtime, size in zip(note_paths, mtimes, sizes, strict=True):
+        for path, mtime, size in zip(notes, mtimes, sizes, strict=True):
             st = stat_of(path)
             if st.st_mtime_ns != mtime or st.st_size != size or st.st_ctime_ns >= ctime_from or not (
                     st.st_mode & _TYPE_BITS == _REGULAR):
@@ -281,9 +292,22 @@ def unchanged(root: Path, stamp: tuple) -> bool:
         try:
             if stat_of(path).st_mode & _TYPE_BITS == _REGULAR:
                 return False
-        except (OSError, TypeError):
+        except (OSError, TypeError, ValueError):
             continue
     return True
+
+
+def _paths(joined: str) -> list[str]:
+    return joined.split("\0") if joined else []
+
+
+def _numbers(packed: tuple, codes: str) -> list[array]:
+    out = []
+    for raw, code in zip(packed, codes, strict=True):
+        numbers = array(code)
+        numbers.frombytes(raw)
+        out.append(numbers)
+    return out
 
 
 _TYPE_BITS, _REGULAR = 0o170000, stat.S_IFREG  # stat.S_IFMT's mask, a regular file's type
