@@ -64,7 +64,7 @@ from .sealedfile import (
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
-from .stemming import stem_question
+from .stemming import stem_question, stems_fingerprint
 from .fts5search import bm25_ceiling, chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
@@ -132,6 +132,10 @@ def cached(index: TextIndex) -> Opening | None:
         op = _load(index, key)
         if op is not None:
             _last[index] = op
+    if op is not None:
+        # The file is in the state the cache was read from through a checked connection:
+        # a connection opened while it still is skips the checks (TextIndex._open_checked).
+        index.vouched = key
     return op
 
 
@@ -207,25 +211,17 @@ def _asked(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
 # -- the key ----------------------------------------------------------------------------
 
 
-def _stat_key(path: str) -> tuple[int, int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def _key(index: TextIndex) -> tuple | None:
     """The index file's state, or None when it is too young for a stat to vouch for it."""
-    db = _stat_key(os.fspath(index.path))
-    if db is None:
+    state = index.file_state()
+    if state is None:
         return None
-    wal = _stat_key(os.fspath(index.path) + "-wal")
-    if wal is not None and wal[2] == 0:
-        wal = None  # an empty log holds nothing: present or not, the index is the same
+    db, wal = state
     if max(db[3], wal[3] if wal else 0) >= time.time_ns() - RACY_NS:
         return None
-    return (FORMAT, SCHEMA_VERSION, _code_stamp(), db, wal)
+    # The stemmer's fingerprint: an index of another stemmer's stems is rebuilt when opened
+    # (indexupdate.stems_differ), so a cache of it never vouches for it (TextIndex.vouched).
+    return (FORMAT, SCHEMA_VERSION, _code_stamp(), stems_fingerprint(), db, wal)
 
 
 def _source_digest() -> str:
