@@ -59,7 +59,7 @@ from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .atomic import write_atomic
 from .sealedfile import (
-    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, seal, source_digest,
+    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest,
 )
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
@@ -289,12 +289,10 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     # Everything in a cache comes from its index, so it is never larger than the index
     # (about a tenth of it measured): a larger file is not ours, and is not read.
     path = cache_path(index)
-    got = open_sealed(path, MAGIC, _index_bytes(key) + (1 << 20))
-    if got is None:
+    got = open_shaped(path, MAGIC, _index_bytes(key) + (1 << 20), FORMAT, 11, 5)
+    if got is None or got[0][1] != key:
         return None
     payload, regions = got
-    if type(payload) is not tuple or len(payload) != 11 or payload[0] != FORMAT or payload[1] != key or len(regions) != 5:
-        return None
     (_, _, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks, vocabulary) = payload
     known, record_blobs, entry_blobs, word_blobs, columns = regions
     if not (type(skipped_stats) is dict and type(said) is tuple

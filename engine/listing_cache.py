@@ -42,7 +42,7 @@ from array import array
 from pathlib import Path
 
 from .atomic import write_atomic
-from .sealedfile import Damaged, open_sealed, seal
+from .sealedfile import Damaged, open_shaped, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
 from .mapfiles import is_map_file
@@ -188,13 +188,7 @@ def _load(path: str) -> list | None:
 
 def _payload(path: str) -> tuple[tuple, list] | None:
     """(the head: FORMAT and the plan, [the folders' region]), or None."""
-    got = open_sealed(path, MAGIC, MAX_BYTES)
-    if got is None:
-        return None
-    payload, regions = got
-    if type(payload) is not tuple or len(payload) != 2 or payload[0] != FORMAT or len(regions) != 1:
-        return None
-    return payload, regions
+    return open_shaped(path, MAGIC, MAX_BYTES, FORMAT, 2, 1)
 
 
 def _store(root: str, path: str, folders: list, plan: tuple | None = None) -> bool:

@@ -127,6 +127,19 @@ def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[R
             os.close(fd)
 
 
+def open_shaped(path: str, magic: bytes, max_bytes: int, first, fields: int,
+                regions: int) -> tuple[tuple, list[Region]] | None:
+    """open_sealed, for a payload that is a tuple of `fields` values starting with `first`
+    (its format, or its key) beside `regions` regions; None for any other file."""
+    got = open_sealed(path, magic, max_bytes)
+    if got is None:
+        return None
+    payload, found = got
+    if type(payload) is not tuple or len(payload) != fields or payload[0] != first or len(found) != regions:
+        return None
+    return payload, found
+
+
 def _read_at(fd: int, n: int, offset: int) -> bytes:
     parts = []
     while n > 0:

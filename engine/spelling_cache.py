@@ -30,7 +30,7 @@ from . import suggest as suggest_module
 from .atomic import write_atomic
 from .catalogue_cache import Opening
 from .nofollow import refuse_links
-from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, seal, source_digest
+from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from .suggest import Spelling, spelling_of
 
 CACHE_NAME = "spelling.cache"
@@ -55,13 +55,10 @@ def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
 
 
 def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]]) -> Spelling | None:
-    got = open_sealed(path, MAGIC, MAX_BYTES)
+    got = open_shaped(path, MAGIC, MAX_BYTES, key, 4, 3)
     if got is None:
         return None
-    payload, regions = got
-    if type(payload) is not tuple or len(payload) != 4 or payload[0] != key or len(regions) != 3:
-        return None
-    _, by_gram, keys_of, written = payload
+    (_, by_gram, keys_of, written), regions = got
     if not (is_keyed(by_gram, regions[0]) and is_keyed(keys_of, regions[1]) and is_blobs(written, regions[2])):
         return None
     again = _Again(path, key, keys)
