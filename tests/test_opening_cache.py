@@ -150,6 +150,37 @@ def test_opening_a_current_cache_opens_no_index(demo, monkeypatch):
     assert opened == [] and snap.catalogue.n > 0 and all(op.key for op in snap.openings.values())
 
 
+def test_a_vouched_index_is_opened_without_its_probes_until_it_moves(demo, monkeypatch):
+    """A current cache vouches for its index file (TextIndex.vouched): the text leg's
+    connections skip the row count and the stemmer's check, until the file's stat moves."""
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    _route(demo, q)
+    sent: list[str] = []
+    real = catalogue_cache.TextIndex._connect
+
+    def traced(self):
+        con = real(self)
+        con.set_trace_callback(sent.append)
+        return con
+
+    monkeypatch.setattr(catalogue_cache.TextIndex, "_connect", traced)
+    probe = "SELECT count(*) FROM files"
+    m = Memory(demo)
+    m.ask(q, record_miss=False)
+    assert any("MATCH" in s for s in sent) and probe not in sent
+    zed = m.indexes["zed"]
+    assert zed.vouched is not None
+    zed.close()  # the next read opens a connection
+    zed.records()
+    assert probe not in sent
+    index = demo / "zed" / ".kb" / "index.db"
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns - 10**9))  # the file's stat moves
+    zed.close()
+    zed.records()
+    assert probe in sent
+
+
 # -- never stale ---------------------------------------------------------------------------
 
 
