@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -174,7 +175,7 @@ class Answer:
     confidence: Confidence
     agent: AgentChoice
     keyword: tuple[KeywordHit, ...]
-    text: tuple[TextHit, ...]
+    text: Sequence[TextHit]  # the pool's TextHits (engine/textpool.py), each built when read
     results: tuple[Result, ...]
     indexed: Indexed
     unreachable: tuple[str, ...]

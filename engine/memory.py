@@ -145,7 +145,7 @@ class Routed:
 class Reading:
     """What the read step found: the text leg's hits and the page of the reading list."""
 
-    text: tuple[TextHit, ...]
+    text: TextHits
     results: tuple[Result, ...]
     stages: dict[str, Any]
     text_ms: float

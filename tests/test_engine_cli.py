@@ -215,3 +215,20 @@ def test_the_digests_without_hashlib_are_hashlibs():
     data = "nota: proteína por refeição\n".encode()
     assert blake2b(data, digest_size=8).hexdigest() == hashlib.blake2b(data, digest_size=8).hexdigest()
     assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_nothing_in_text_shows_the_text_legs_rows_that_json_lists(demo):
+    # The seed's reply on a miss (the refusal, then what the base holds that looks like the
+    # question) comes first; the text scorer's rows, which --json and the room's reading list
+    # carry, follow under a line saying no label vouches for them.
+    question = "how do I roll back"
+    a = json.loads(run_kb("route", question, str(demo), "--json").stdout)
+    assert a["verdict"] == "nothing" and a["results"]  # the premise: the text leg found passages
+    lines = run_kb("route", question, str(demo)).stdout.splitlines()
+    assert "  nothing matched. Either the base does not cover it, or the" in lines
+    assert "    backup do banco, database backup, parar o scroll, stop the scroll" in lines
+    lead = lines.index("  the text scorer alone found these; no label vouches for them:")
+    assert lead > lines.index("  and never finds a translation.")
+    rows = [line.split()[2] for line in lines[lead + 1:] if line.startswith("  0.")]
+    assert rows == [r["path"] for r in a["results"]][:5]
+    assert "knowledge/deploy-checklist.md" in rows  # the note whose section is "Rolling back"
