@@ -430,3 +430,21 @@ def test_a_note_whose_name_holds_a_line_break_keeps_its_base_uncached(demo):
     assert not (demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME).exists()
     assert len(_caches(demo)) == 2  # the other bases keep theirs
     assert json.loads(_route(demo, "zanzibar")) == answer
+
+
+def test_a_damaged_blob_found_after_the_index_moved_is_one_line_naming_the_cache(demo):
+    """Its rows can no longer be read again as they were: the question is refused in one line
+    naming the file, never answered from damaged bytes nor from another index state."""
+    from engine.errors import KbError
+
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    _route(demo, q)
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    damage_cache(path, "regions")
+    m = Memory(demo, update=False)  # no stale check: no blob read yet
+    m.snapshot()  # the heads read and checked
+    index = demo / "zed" / ".kb" / "index.db"
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns - 10**9))
+    with pytest.raises(KbError, match="opening.cache: damaged, and its index changed"):
+        m.ask(q, record_miss=False)
