@@ -70,15 +70,9 @@ def source_digest(files: list[str | None]) -> str:
     return digest.hexdigest()
 
 
-def read_sealed(path: str, magic: bytes, max_bytes: int) -> object | None:
-    """The payload of the cache file at `path` (a link there is not followed), or None."""
-    got = open_sealed(path, magic, max_bytes)
-    return None if got is None else got[0]
-
-
 def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[Region]] | None:
-    """(payload, regions) of the cache file at `path`, or None; the head is checked, each
-    region when it is read (Region)."""
+    """(payload, regions) of the cache file at `path` (a link there is not followed), or
+    None; the head is checked, each region when it is read (Region)."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
