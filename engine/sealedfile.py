@@ -227,10 +227,12 @@ class Keyed(Mapping):
     theirs; loading a dict of every word, record and entry was most of reading the cache at
     60,000 chunks (a new object per name and per blob)."""
 
-    __slots__ = ("_listed", "_starts", "_ends", "_crcs", "_blobs")
+    __slots__ = ("_listed", "_starts", "_ends", "_crcs", "_blobs", "_asked", "_places")
 
     def __init__(self, listed: str, starts: bytes, ends: bytes, crcs: bytes, blobs: Region):
         self._listed, self._blobs = listed, blobs
+        self._asked = 0
+        self._places: dict[str, int] | None = None
         self._starts = array("I")
         self._starts.frombytes(starts)
         self._ends = array("Q")
@@ -244,7 +246,16 @@ class Keyed(Mapping):
 
     def _place(self, name: str) -> int:
         # A scan of the listing for "\nname\n" and a count of the lines before it cost ~0.1 ms a
-        # name in a listing of 40,000 grams: a refusal looks up dozens.
+        # name in a listing of 40,000 grams: a refusal looks up dozens, by binary search. A
+        # reader that keeps asking (kb misses over a long log, a process that stays up) gets
+        # a dict of every name once it has asked for DICT_AFTER of them.
+        places = self._places
+        if places is not None:
+            return places.get(name, -1)
+        self._asked += 1
+        if self._asked > DICT_AFTER:
+            self._places = dict(zip(self, range(len(self._ends))))
+            return self._places.get(name, -1)
         k = bisect_left(range(len(self._starts)), name, key=self._name)
         return k if k < len(self._starts) and self._name(k) == name else -1
 
@@ -271,6 +282,9 @@ class Keyed(Mapping):
 
     def __len__(self) -> int:
         return len(self._ends)
+
+
+DICT_AFTER = 256  # names looked up in one Keyed before it makes a dict of them all
 
 
 class Blobs(Sequence):
