@@ -57,6 +57,11 @@ class TextIndex:
         self.memory_why: str | None = None
         # The pruning threshold; an instance may move it (the bench, the tests), never the rule.
         self.prune_above = fts5search.PRUNE_ABOVE_CHUNKS
+        # The key of a current opening cache, which ends with the file's state (file_state): a
+        # cache is read from the index through a checked connection and keyed on the file's
+        # state, the schema and the stemmer (engine/catalogue_cache.py); opened in that same
+        # state, the file needs no probes again.
+        self.vouched: tuple | None = None
 
     # -- connections -------------------------------------------------------------------
 
@@ -135,7 +140,7 @@ class TextIndex:
                     other_version = version > 0 and ours
                     raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
                 create_schema(con)
-            else:
+            elif self.vouched is None or self.vouched[-2:] != self.file_state():
                 con.execute("SELECT count(*) FROM files").fetchone()
                 con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
                 if stems_differ(con):
@@ -162,6 +167,15 @@ class TextIndex:
                 raise
             self.rebuilt_for_version = other_version
             return self._replace_damaged(keep_sound=True)
+
+    def file_state(self) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
+        """(device, inode, size, mtime) of index.db and of its write-ahead log (None when
+        empty: present or not, the index is the same); None without an index file."""
+        db = _stat_key(os.fspath(self.path))
+        if db is None:
+            return None
+        wal = _stat_key(os.fspath(self.path) + "-wal")
+        return db, (None if wal is None or wal[2] == 0 else wal)
 
     def _in_memory(self, why: str) -> sqlite3.Connection:
         """Serve this process from an index in memory: a copy of the file when it can be read."""
@@ -359,3 +373,11 @@ class TextIndex:
         report.rebuilt_for_version = self.was_rebuilt and self.rebuilt_for_version
         report.seconds = time.perf_counter() - t0
         return report
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
