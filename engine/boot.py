@@ -28,7 +28,7 @@ from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
 from .record import record
 from .render import printable_block
-from .textfile import read_regular_text, read_text
+from .textfile import read_regular_text
 
 if TYPE_CHECKING:
     from .answer import Answer
@@ -99,9 +99,9 @@ def constitution(base: Base) -> str:
     for name in CONSTITUTION_FILES:
         f = base.root / name
         try:
-            if not f.is_file():  # absent, a folder, or a FIFO (whose read would block forever)
-                continue
-            text = read_text(f, errors="replace")
+            # absent, a folder, or a FIFO (whose read would wait forever): not read, and a check
+            # before the open would leave the FIFO a window (engine/textfile.open_regular)
+            text = read_regular_text(f, errors="replace")
         except OSError:
             continue
         # Control characters other than line breaks and tabs never reach the host.

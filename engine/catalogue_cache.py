@@ -28,7 +28,10 @@ stat. Every load compares the key again; a mismatch rebuilds from the index (one
 Safe to read. The file is marshal of plain tuples, dicts, strings and bytes: marshal
 builds values, it runs nothing (pickle would call whatever the file names, and a fleet is
 a folder others can write in). A file that is truncated, damaged, of another format or
-version, or not a regular file is treated as absent and rebuilt; it is opened O_NOFOLLOW and
+version, or not a regular file is treated as absent and rebuilt. Its rows stay in the file
+until a question reads them, each checked by its own CRC-32 first (engine/sealedfile.py); a
+damaged one is never decoded: the opening is read again from the index (the same state
+gives the same rows) and the file replaced (`_Reread`). It is opened O_NOFOLLOW and
 written atomically (engine/atomic.py) with no link followed on the way (engine/nofollow.py).
 A cache that cannot be written (a read-only fleet, a planted link) is simply not kept: the
 answer is the same, only slower.
@@ -45,19 +48,23 @@ import threading
 import time
 import weakref
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 
 from . import catalogue as catalogue_module
 from . import normalize as normalize_module
 from . import stopwords as stopwords_module
+from . import indexupdate as indexupdate_module
+from . import listing_cache as listing_module
 from .atomic import write_atomic
 from .record import fields as record_fields, record, replace
-from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
+from .sealedfile import (
+    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest,
+)
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .nofollow import refuse_links
-from .stemming import stem_question
+from .stemming import stem_question, stems_fingerprint
 from .fts5search import bm25_ceiling, chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
@@ -66,7 +73,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 6
+FORMAT = 7  # 7: regions read when asked for, each blob checked by its own CRC (engine/sealedfile.py)
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -80,7 +87,7 @@ class Opening:
     """One base's index as a fresh process needs it (from the cache or read anew)."""
 
     key: tuple | None  # the index file's state it was read at; None: not to be kept
-    known: dict[str, str]  # path -> "mtime_ns:size" as indexed (the stale check)
+    known: dict[str, str] | Region  # path -> "mtime_ns:size" as indexed (the stale check; cached, a region)
     skipped_stats: dict[str, str]  # path -> "mtime_ns:size" of notes skipped for their bytes
     said: tuple[str, ...]  # the skipped lines the last update stored
     indexed_at_ns: int | None
@@ -97,6 +104,9 @@ class Opening:
     # entry whole for them was most of a question whose words rank a thousand entries.
     columns: tuple[tuple[str, ...], tuple[str, ...]] | bytes = ((), ())
     where: str = ""  # the cache file (kept or not): named when a blob in it cannot be decoded
+    # _Reread: how a cached opening reads itself again from the index. Nothing compares two
+    # openings (a record would compare it by identity).
+    reread: Callable[[], Opening] | None = None
 
     @property
     def racy_from(self) -> int | None:
@@ -124,6 +134,10 @@ def cached(index: TextIndex) -> Opening | None:
         op = _load(index, key)
         if op is not None:
             _last[index] = op
+    if op is not None:
+        # The file is in the state the cache was read from through a checked connection:
+        # a connection opened while it still is skips the checks (TextIndex._open_checked).
+        index.vouched = key
     return op
 
 
@@ -149,7 +163,14 @@ def stale_check(index: TextIndex) -> tuple[Opening | None, bool]:
     op = cached(index)
     if op is None:
         return None, index.stale()
-    return op, notes_changed(index.base.root, op.known, op.skipped_stats, list(op.said), op.racy_from)
+    return op, notes_changed(index.base.root, lambda: _known(op), op.skipped_stats, list(op.said), op.racy_from, op.key)
+
+
+def _known(op: Opening) -> dict[str, str]:
+    """The notes' stats as indexed: read from the cache only when the stale check's plan
+    does not decide."""
+    known = _decoded(op, lambda op: op.known)
+    return known if type(known) is dict else op.reread().known
 
 
 def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
@@ -192,34 +213,27 @@ def _asked(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
 # -- the key ----------------------------------------------------------------------------
 
 
-def _stat_key(path: str) -> tuple[int, int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
 def _key(index: TextIndex) -> tuple | None:
     """The index file's state, or None when it is too young for a stat to vouch for it."""
-    db = _stat_key(os.fspath(index.path))
-    if db is None:
+    state = index.file_state()
+    if state is None:
         return None
-    wal = _stat_key(os.fspath(index.path) + "-wal")
-    if wal is not None and wal[2] == 0:
-        wal = None  # an empty log holds nothing: present or not, the index is the same
+    db, wal = state
     if max(db[3], wal[3] if wal else 0) >= time.time_ns() - RACY_NS:
         return None
-    return (FORMAT, SCHEMA_VERSION, _code_stamp(), db, wal)
+    # The stemmer's fingerprint: an index of another stemmer's stems is rebuilt when opened
+    # (indexupdate.stems_differ), so a cache of it never vouches for it (TextIndex.vouched).
+    return (FORMAT, SCHEMA_VERSION, _code_stamp(), stems_fingerprint(), db, wal)
 
 
 def _source_digest() -> str:
     """The code that turns a record into catalogue rows, as a digest of its source: a kb
     whose normalising or scoring changed (with the index's schema unchanged) must not read
     rows another version derived. Taken when this module is imported, so a process that
-    outlives an upgrade still stamps what it runs, not what is on disk now."""
+    outlives an upgrade still stamps what it runs, not what is on disk now. The stale
+    check's code is in it too: its kept plan is stamped with this key (listing_cache)."""
     return source_digest([m.__file__ for m in (catalogue_module, normalize_module, stopwords_module,
-                                                sys.modules[__name__])])
+                                                sys.modules[__name__], indexupdate_module, listing_module)])
 
 
 def _code_stamp() -> str:
@@ -272,26 +286,26 @@ def _entry_row(e: Entry) -> tuple:
 
 def _load(index: TextIndex, key: tuple) -> Opening | None:
     """The cache when it is a sound cache of this key; None for anything else (absent, a
-    link, not a regular file, truncated, damaged, another format, another index state)."""
+    link, not a regular file, truncated, damaged, another format, another index state).
+    What is looked up row by row stays in the file until asked for (engine/sealedfile.py)."""
     # Everything in a cache comes from its index, so it is never larger than the index
     # (about a tenth of it measured): a larger file is not ours, and is not read.
     path = cache_path(index)
-    payload = read_sealed(path, MAGIC, _index_bytes(key) + (1 << 20))
-    try:
-        if type(payload) is not tuple or len(payload) != 13 or payload[0] != FORMAT or payload[1] != key:
-            return None
-        (_, _, known, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks,
-         vocabulary, columns) = payload
-        if not (type(known) is dict and type(skipped_stats) is dict and type(said) is tuple
-                and is_keyed(records) and is_blobs(entries) and is_keyed(words)
-                and type(unreachable) is tuple and type(chunks) is int
-                and (indexed_at_ns is None or type(indexed_at_ns) is int)
-                and (vocabulary is None or type(vocabulary) is str) and type(columns) is bytes):
-            return None
-    except (ValueError, EOFError, TypeError):
+    got = open_shaped(path, MAGIC, _index_bytes(key) + (1 << 20), FORMAT, 11, 5)
+    if got is None or got[0][1] != key:
         return None
-    return Opening(key, known, skipped_stats, said, indexed_at_ns, Keyed(*records), Blobs(*entries), Keyed(*words),
-                   unreachable, chunks, vocabulary, columns, where=path)
+    payload, regions = got
+    (_, _, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks, vocabulary) = payload
+    known, record_blobs, entry_blobs, word_blobs, columns = regions
+    if not (type(skipped_stats) is dict and type(said) is tuple
+            and is_keyed(records, record_blobs) and is_blobs(entries, entry_blobs) and is_keyed(words, word_blobs)
+            and type(unreachable) is tuple and type(chunks) is int
+            and (indexed_at_ns is None or type(indexed_at_ns) is int)
+            and (vocabulary is None or type(vocabulary) is str)):
+        return None
+    return Opening(key, known, skipped_stats, said, indexed_at_ns, Keyed(*records, record_blobs),
+                   Blobs(*entries, entry_blobs), Keyed(*words, word_blobs), unreachable, chunks, vocabulary, columns,
+                   where=path, reread=_Reread(index, key, path))
 
 
 def _index_bytes(key: tuple) -> int:
@@ -301,31 +315,63 @@ def _index_bytes(key: tuple) -> int:
 
 def _store(index: TextIndex, op: Opening) -> None:
     """Keep the opening for the next process; a cache that cannot be written is not kept."""
-    # Each record, entry and word its own blob, so a reader decodes only what it touches.
+    # Each record, entry and word its own blob, so a reader reads and decodes only what it
+    # touches; the notes' stats (read only when the stale check's plan does not decide) and
+    # the columns are regions of their own.
     records, words = keyed(op.records), keyed(op.words)
     if records is None or words is None:
         return
-    entries = ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
-    payload = (FORMAT, op.key, op.known, op.skipped_stats, op.said, op.indexed_at_ns, records,
-               entries, words, op.unreachable, op.chunks, op.vocabulary, marshal.dumps(op.columns))
+    *entries, entry_blobs = ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
+    payload = (FORMAT, op.key, op.skipped_stats, op.said, op.indexed_at_ns, records[0], tuple(entries),
+               words[0], op.unreachable, op.chunks, op.vocabulary)
+    regions = [marshal.dumps(op.known), records[1], entry_blobs, words[1], marshal.dumps(op.columns)]
     path = cache_path(index)
     try:
         refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
-        write_atomic(path, seal(MAGIC, payload))
+        write_atomic(path, seal(MAGIC, payload, regions))
     except OSError:
         pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
 
 
-def _decoded(op: Opening, blob):
-    """A record's, entry's or word's value: decoded from the cache file's blob, or as read
-    from the index (an opening that is not kept is never encoded at all)."""
-    if not isinstance(blob, bytes):
-        return blob
+def _decoded(op: Opening, get):
+    """`get(op)`, a record's, entry's, word's or the columns' value: decoded from the cache
+    file's blob (checked first), or as read from the index (an opening that is not kept is
+    never encoded at all). A blob whose bytes are damaged is never decoded: the opening is
+    read again from the index, the file replaced, and the value taken from there."""
     try:
-        return marshal.loads(blob)
-    except (ValueError, EOFError, TypeError) as e:
-        # Past the checksum, only a file made to look like a cache gets here.
-        raise KbError(f"{op.where or 'opening cache'}: not a cache kb wrote ({e}); delete it") from e
+        blob = get(op)
+        if isinstance(blob, Region):
+            return blob.value()
+        return loads(blob, op.where) if isinstance(blob, bytes) else blob
+    except Damaged:
+        if op.reread is None:
+            raise
+        return get(op.reread())
+
+
+class _Reread:
+    """An opening's values read again from its index, once, when a blob of its cache turns
+    out damaged: the same index state gives the same rows in the same order, so the question
+    goes on with them; the damaged file is replaced. If the index moved since, its rows are
+    not the ones the question began with: then it is asked again."""
+
+    def __init__(self, index: TextIndex, key: tuple, path: str):
+        self._index, self._key, self._path = weakref.ref(index), key, path
+        self._fresh: Opening | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Opening:
+        with self._lock:
+            if self._fresh is None:
+                index = self._index()
+                fresh = None
+                if index is not None and _key(index) == self._key:
+                    fresh = replace(index._guard(_read, self._key), where=self._path)
+                if fresh is None or _key(index) != self._key:
+                    raise KbError(f"{self._path}: damaged, and its index changed while it was read; ask again")
+                _store(index, fresh)
+                self._fresh = fresh
+            return self._fresh
 
 
 # -- what Memory reads -------------------------------------------------------------------
@@ -341,7 +387,7 @@ class Records(Mapping):
     def __getitem__(self, path: str) -> FileRecord:
         rec = self._done.get(path)
         if rec is None:
-            rec = self._done[path] = FileRecord(*_decoded(self._op, self._op.records[path]))
+            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path]))
         return rec
 
     def __iter__(self) -> Iterator[str]:
@@ -378,9 +424,9 @@ class _Entries(Sequence):
                 raise IndexError(i)
             b = bisect_right(self._starts, i) - 1
             base, op = self._parts[b]
-            got = op.entries[i - self._starts[b]]
-            path, row = got if type(got) is tuple else _decoded(op, got)  # read from the index, or a blob
-            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = _decoded(op, row)
+            k = i - self._starts[b]
+            path, row = _decoded(op, lambda op: op.entries[k])  # a blob, or as read from the index
+            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = row
             e = self._done[i] = Entry(
                 base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
                 one_word_keys=frozenset(one), phrases=phrases, title_words=frozenset(title_w),
@@ -404,10 +450,10 @@ class _Words:
             postings: list = []
             phrases: list = []
             for op, start in self._parts:
-                blob = op.words.get(w)
-                if blob is None:
+                got = _decoded(op, lambda op: op.words.get(w))
+                if got is None:
                     continue
-                p, ph = _decoded(op, blob)
+                p, ph = got
                 postings += [(start + i, k, o, m) for i, k, o, m in p]
                 phrases += [(start + i, written, t, padded) for i, written, t, padded in ph]
             got = self._done[w] = (postings, phrases)
@@ -486,7 +532,7 @@ class FleetCatalogue(Catalogue):
         base, op = self._parts[b]
         columns = self._base_columns.get(b)
         if columns is None:
-            columns = self._base_columns[b] = _decoded(op, op.columns)
+            columns = self._base_columns[b] = _decoded(op, lambda op: op.columns)
         paths, species = columns
         k = i - self.entries._starts[b]
         if name == "ids":

@@ -21,7 +21,7 @@ from typing import Callable
 
 from .errors import KbError
 from .render import printable
-from .textfile import read_text
+from .textfile import read_regular_text, read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
 # More asks than anyone waits for (about a minute on the demo) are refused: the median is
@@ -129,10 +129,13 @@ class EvalReport:
         }
 
 
-def load_gold(path: str | Path, known_files: set[str]) -> list[GoldQuestion]:
+def load_gold(path: str | Path, known_files: set[str], *, pipe_ok: bool = False) -> list[GoldQuestion]:
     p = Path(path)
     try:
-        text = read_text(p)
+        # The room picks a fleet's gold.tsv when it starts and reads it minutes later: a FIFO
+        # put there meanwhile is refused on the open, not waited on. A key the person names
+        # on the command line may be a pipe (`kb eval <(grep ... gold.tsv) FLEET`): pipe_ok.
+        text = read_text(p) if pipe_ok else read_regular_text(p)
     except FileNotFoundError:
         raise KbError(f"{path}: no such file") from None
     except UnicodeDecodeError as e:
@@ -215,11 +218,12 @@ def run_eval(
     progress: Callable[[int, int], None] | None = None,
     speed: bool = True,
     min_asks: int = SPEED_MIN_ASKS,
+    pipe_ok: bool = False,
 ) -> EvalReport:
     """Grade every question; then time the set, repeated to at least `min_asks` asks."""
     snap = memory.snapshot()
     known = {f"{b}/{p}" for b, recs in snap.records.items() for p in recs}
-    gold = load_gold(gold_path, known)
+    gold = load_gold(gold_path, known, pipe_ok=pipe_ok)
     graded = []
     total = len(gold) + (1 if speed else 0)
     for i, g in enumerate(gold, start=1):

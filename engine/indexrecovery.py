@@ -11,14 +11,17 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .indexpool import resource  # the descriptor limit, where the platform has one
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import stems_differ
-from .nofollow import refuse_links
+from .nofollow import open_lock, refuse_links
 
 SIDE_FILES = ("", "-wal", "-shm", "-journal")  # index.db and what SQLite writes beside it
+REPLACE_LOCK = "replace.lock"  # in `.kb`: held while a damaged index.db is replaced
 # SQLite's words for a file that is not a sound index of ours.
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
 # The file or its folder cannot be written or opened: not damage (deleting would not help).
@@ -85,10 +88,7 @@ def copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
             return False
         src = sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)
         try:
-            if src.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                return False
-            src.execute("SELECT count(*) FROM files").fetchone()
-            if stems_differ(src):  # another stemmer's stems: copied, no question would meet them
+            if not is_sound(src):  # another stemmer's stems too: copied, no question would meet them
                 return False
             src.backup(mem)
             return True
@@ -96,3 +96,38 @@ def copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
             src.close()
     except (sqlite3.Error, OSError):
         return False
+
+
+def is_sound(con: sqlite3.Connection) -> bool:
+    """Whether `con` holds an index this kb reads: its schema version, its tables readable,
+    stemmed as this process stems."""
+    try:
+        if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return False
+        con.execute("SELECT count(*) FROM files").fetchone()
+        con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
+        return not stems_differ(con)
+    except sqlite3.DatabaseError:
+        return False
+
+
+@contextmanager
+def one_replacer(index_path: Path) -> Iterator[bool]:
+    """Held while a damaged index file is replaced, by one process at a time. Two processes
+    that found it damaged each deleted it and made a new one: the second deleted the file the
+    first was building, whose commit then failed ("disk I/O error"). Whoever waited finds
+    the new file sound and keeps it. Yields False when no lock can be made (a read-only
+    `.kb`, a link or a FIFO there): the caller replaces as before, and fails as before."""
+    import fcntl  # POSIX only, and a route that finds its index sound never needs it
+
+    try:
+        fd = open_lock(index_path.parent / REPLACE_LOCK)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)

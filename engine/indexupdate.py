@@ -12,10 +12,10 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from . import notefiles
-from .listing_cache import notes_on_disk
+from .listing_cache import keep_plan, notes_on_disk, unchanged
 from .fts5search import chunk_total, refresh_common_terms
 from .indexschema import meta_get, use_wal
 from .notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
@@ -262,13 +262,29 @@ def is_stale(root: Path, read) -> bool:
     return notes_changed(root, known, skips, said, read(racy_from))
 
 
-def notes_changed(root: Path, known: dict[str, str], skips: dict[str, str], said: list[str],
-                  young_from: int | None) -> bool:
+def notes_changed(root: Path, known: dict[str, str] | Callable[[], dict[str, str]], skips: dict[str, str],
+                  said: list[str], young_from: int | None, stamp: tuple | None = None) -> bool:
     """Whether the notes below `root` differ from what an index recorded: `known` and `skips`
     map a path to its "mtime_ns:size" (indexed, or skipped for its bytes), `said` is the
     skipped lines it reported, `young_from` as racy_from. is_stale asks it with what the
-    index holds; the opening cache (engine/catalogue_cache.py) with what it kept."""
+    index holds; the opening cache (engine/catalogue_cache.py) with what it kept, and with
+    `stamp`, the index state those describe: then a check that finds nothing changed keeps
+    its plan, and the next one against the same state runs it (listing_cache.unchanged).
+    `known` may be given as a function, called only when the plan does not decide."""
+    if stamp is not None and unchanged(root, stamp):
+        return False
+    if callable(known):
+        known = known()
     on_disk, problems = notes_on_disk(root, len(known))  # the walk, or its kept listing when no folder moved
+    changed = _differs(on_disk, problems, known, skips, said, young_from)
+    if stamp is not None and not changed:
+        keep_plan(root, stamp, on_disk, young_window(young_from)[2])
+    return changed
+
+
+def _differs(on_disk: dict[str, os.stat_result], problems: list[str], known: dict[str, str],
+             skips: dict[str, str], said: list[str], young_from: int | None) -> bool:
+    """notes_changed's verdict on the notes as listed (see there)."""
     gaps = listing_gaps(problems)
     # A listing that fails, or fails no more, is news the stored answer must tell.
     if {p for p in problems if LISTING_FAILED in p} != {p for p in said if LISTING_FAILED in p}:

@@ -202,7 +202,8 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
             refused.append(f"{where}: {p.why_not}")
             continue
         try:
-            data = path.read_bytes()
+            with open_note(path) as f:  # a FIFO swapped in since the proposal is refused, not waited on
+                data = f.read(MAX_NOTE_BYTES + 1)
         except OSError as e:
             refused.append(f"{where}: cannot read ({e.strerror})")
             continue

@@ -30,11 +30,14 @@ def _refuse(link: Path, target: Path) -> LinkRefused:
     return LinkRefused(errno.ELOOP, f"{what}; kb follows no link where it writes", str(target))
 
 
-def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] | None = None) -> None:
+def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] | None = None,
+                 no_special: bool = False) -> None:
     """Raise LinkRefused if `path`, or any component of it under `below`, is a symlink.
 
     Without `below` only `path` itself is checked. A component that does not exist yet is no
-    link; the check stops there (what kb then creates is created by kb).
+    link; the check stops there (what kb then creates is created by kb). `no_special`: raise
+    OSError too when `path` is a FIFO, a socket or a device, which an open would wait on (a
+    FIFO, for a writer) or read as no file (checked on the same lstat).
     """
     target = Path(path)
     if below is None:
@@ -54,14 +57,21 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
             return
         if stat.S_ISLNK(st.st_mode):
             raise _refuse(p, target)
+    if no_special and chain and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise OSError(errno.EINVAL, f"{target.name} is not a regular file; kb opens no FIFO, socket or device", str(target))
 
 
 def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) -> None:
     """mkdir -p `folder` under `below`, refusing any component that is a link, before or after
-    it is made (mkdir never follows a link it creates, but one may be there already)."""
+    it is made (mkdir never follows a link it creates, but one may be there already).
+
+    `below` itself (a base, the fleet root) is never made: it is the user's, and one that is
+    gone was deleted (a long-lived server whose base was removed made it again, as an empty
+    base, when it next opened that base's index). FileNotFoundError names it instead."""
     folder, here = Path(folder), Path(below)
     rel = folder.relative_to(here)
-    os.makedirs(here, exist_ok=True)  # the folder it belongs to is the caller's; made as mkdir -p would
+    if not os.path.exists(here):
+        raise FileNotFoundError(errno.ENOENT, "the folder is gone, deleted or moved; kb does not make it again", str(here))
     for part in rel.parts:
         here = here / part
         try:

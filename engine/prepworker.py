@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
 _FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
@@ -31,8 +32,9 @@ _FAILED = "failed"  # what the child sends for a note whose preparation raised
 
 
 def command() -> list[str]:
-    """How the child is started: this interpreter, running this module."""
-    return [sys.executable, "-m", "engine.prepworker"]
+    """How the child is started: this interpreter, running this module of this copy of the
+    engine, never one found in the working directory (engine/owncode.py)."""
+    return python_running("engine.prepworker")
 
 
 # Every HERE_EVERY-th note is prepared by this process, the rest by the child. This process
@@ -56,12 +58,8 @@ class PrepWorker:
         self._proc: subprocess.Popen | None = None
         self._next = 0
         try:
-            # The child imports this copy of the engine, wherever it was imported from.
-            env = dict(os.environ)
-            here = str(Path(__file__).resolve().parents[1])
-            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
             self._proc = subprocess.Popen(
-                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )
             _widen(self._proc.stdout)
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
@@ -144,8 +142,12 @@ def _serve() -> None:
     out.flush()
 
 
-if __name__ == "__main__":
+def main() -> None:
     try:
         _serve()
     except (BrokenPipeError, KeyboardInterrupt):
         pass  # the parent finished or stopped early: nothing is waiting for the rest
+
+
+if __name__ == "__main__":
+    main()

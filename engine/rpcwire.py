@@ -9,6 +9,12 @@ own descriptors, so the server is given two pipes, and two threads relay between
 the real wire. The inbound relay answers a bad line itself; the outbound relay writes whole
 lines, so a reply of ours never lands inside one of the library's.
 
+The client's end of stdin is not the end of its requests: a client that writes its requests
+and closes its side (`printf ... | kb serve`, a hook) still reads the replies. The library
+stops at end of input and drops every call still running, so the inbound relay holds the
+library's input open until each request it passed on has its reply (or was cancelled by the
+client, which then waits for none), or the server has stopped writing.
+
 Decisions where JSON-RPC is silent: a blank line is no message and gets no reply; text that
 is not UTF-8 is a parse error (the library would have read it with U+FFFD in place); a lone
 surrogate (`"\\ud800"`) is JSON but no text, so the request is invalid, answered under its
@@ -21,6 +27,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import select
 import sys
 import threading
 from typing import Any
@@ -29,6 +37,12 @@ log = logging.getLogger("kb.serve")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+# The longest line read. A question is cut at 4,000 characters and a note is a few KB: a line
+# past this is refused unread, by the id at its head, rather than held whole (reading one
+# larger than the server's memory ended the relay's thread, and the server with it).
+MAX_LINE_BYTES = 16 << 20
+# The id, when it leads the message, as JSON-RPC clients write it ({"jsonrpc": "2.0", "id": ...).
+_LEADING_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
 def refusal(line: bytes) -> dict[str, Any] | None:
@@ -70,6 +84,83 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         where = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int))
         return _error(msg_id, INVALID_REQUEST, f"Invalid Request: {where or 'message'}: {first.get('msg', e)}")
     return None
+
+
+CANCELLED = "notifications/cancelled"
+
+
+def _id_key(msg_id: Any) -> tuple[str, Any] | None:
+    """An id as a set member: 1 and "1" are two requests."""
+    if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int)):
+        return None
+    return (type(msg_id).__name__, msg_id)
+
+
+def _parsed(line: bytes) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+class _Awaited:
+    """The ids of requests passed to the library and not yet answered."""
+
+    def __init__(self) -> None:
+        self._ids: set[tuple[str, Any]] = set()
+        self._changed = threading.Condition()
+        self._server_gone = False
+
+    def sent(self, line: bytes) -> None:
+        message = _parsed(line)
+        if message.get("method") == CANCELLED and isinstance(message.get("params"), dict):
+            self._drop(_id_key(message["params"].get("requestId")))  # no reply is sent for it
+        elif "method" in message and _id_key(message.get("id")) is not None:
+            with self._changed:
+                self._ids.add(_id_key(message["id"]))
+
+    def answered(self, line: bytes) -> None:
+        if b'"id"' in line:  # a notification from the server carries none: not parsed
+            message = _parsed(line)
+            if "method" not in message:
+                self._drop(_id_key(message.get("id")))
+
+    def _drop(self, key) -> None:
+        with self._changed:
+            self._ids.discard(key)
+            self._changed.notify_all()
+
+    def server_stopped(self) -> None:
+        with self._changed:
+            self._server_gone = True
+            self._changed.notify_all()
+
+    def wait_all(self, reader_gone) -> None:
+        """Until every request is answered, the server stopped, or `reader_gone()` (nobody
+        reads the replies any more: a request the library never answers cannot keep the
+        process alive after its client)."""
+        with self._changed:
+            while self._ids and not self._server_gone and not reader_gone():
+                self._changed.wait(timeout=1.0)
+
+
+def line_too_long(head: bytes, wire) -> dict[str, Any] | None:
+    """-32600 for a line longer than MAX_LINE_BYTES (`head` its first part, the rest read from
+    `wire` and dropped), under the id it opens with when it has one; None for a line read whole."""
+    if len(head) <= MAX_LINE_BYTES or head.endswith(b"\n"):
+        return None
+    size = len(head)
+    while chunk := wire.readline(1 << 20):
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    found = _LEADING_ID.match(head)
+    try:
+        msg_id = json.loads(found.group(1)) if found else None
+    except ValueError:
+        msg_id = None
+    return _error(msg_id, INVALID_REQUEST, f"Invalid Request: a line of {size:,} bytes; kb serve reads lines of up to {MAX_LINE_BYTES:,}")
 
 
 def _read(text: str, parse_int=None) -> tuple[Any, dict[str, Any] | None]:
@@ -133,6 +224,7 @@ class CheckedWire:
         self._wire_in = os.dup(0)
         self._wire_out = os.dup(1)
         self._write_lock = threading.Lock()
+        self._awaited = _Awaited()
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
@@ -155,29 +247,43 @@ class CheckedWire:
     def _relay_in(self) -> None:
         with os.fdopen(self._wire_in, "rb") as wire, os.fdopen(self._lib_in_w, "wb") as lib:
             try:
-                for line in wire:
+                while line := wire.readline(MAX_LINE_BYTES + 1):
                     if not line.strip():
                         continue
                     try:
-                        reply = refusal(line.rstrip(b"\r\n"))
+                        reply = line_too_long(line, wire) or refusal(line.rstrip(b"\r\n"))
                     except Exception as e:  # noqa: BLE001 - whatever one line does, the relay must live on
                         reply = _error(None, PARSE_ERROR, f"Parse error: the line could not be read ({type(e).__name__})")
                     if reply is None:
+                        self._awaited.sent(line)
                         lib.write(line if line.endswith(b"\n") else line + b"\n")
                         lib.flush()
                         continue
                     log.warning("refused a line (%s): %s", reply["error"]["code"], reply["error"]["message"])
                     self._send(json.dumps(reply).encode() + b"\n")
+                self._awaited.wait_all(self._reader_gone)  # the client is done writing, not reading
             except (BrokenPipeError, OSError) as e:  # the server has stopped reading: it is ending
                 log.info("inbound wire closed: %s", e)
+
+    def _reader_gone(self) -> bool:
+        """Whether the read end of stdout was closed (a pipe's writer then polls as an error)."""
+        try:
+            poller = select.poll()
+            poller.register(self._wire_out, select.POLLERR | select.POLLHUP)
+            return any(ev & (select.POLLERR | select.POLLHUP) for _fd, ev in poller.poll(0))
+        except (ImportError, AttributeError, OSError):  # no poll() here: wait for the replies
+            return False
 
     def _relay_out(self) -> None:
         with os.fdopen(self._lib_out_r, "rb") as lib:
             try:
                 for line in lib:
+                    self._awaited.answered(line)
                     self._send(line)
             except OSError as e:  # the client went away
                 log.info("outbound wire closed: %s", e)
+            finally:
+                self._awaited.server_stopped()
 
     def close(self) -> None:
         """After the server returned: what it wrote reaches the client before the process ends."""

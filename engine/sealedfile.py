@@ -1,13 +1,22 @@
-"""The file format of kb's own caches (the opening cache, the kept listing): a magic line
-naming the cache, a CRC-32 of the body, and the body, a `marshal` of plain data.
+"""The file format of kb's own caches (the opening cache, the kept listing, the spellings):
+a magic line naming the cache, a head, and regions of bytes read only when asked for.
+
+    magic line | CRC-32 of the head (4) | the head's length (8) | head | region 0 | region 1 | ...
+
+The head is a `marshal` of plain data and the regions' lengths and CRC-32s; it is read and
+checked whole at load. A region holds what a reader looks up a few of (each note's record,
+each word's postings) or decodes only on a path a question seldom takes. A region is not
+read at load: its bytes are read when asked for (`os.pread` on the file kept open, so a file
+replaced meanwhile is still the one whose head was read), and checked before they are used,
+a whole region against its CRC, one blob of a `Keyed` or `Blobs` against its own. A fresh
+`kb route` at 60,000 chunks read and checked ~10 MB of caches to use a few hundred KB.
 
 marshal, not pickle: the file sits in `.kb` beside the notes, where anyone who can write the
 fleet can write it too, and unmarshalling plain values runs no code. A file that is absent,
-not a regular file, larger than its reader allows, of another cache, truncated or damaged
-reads as None: the cache is then simply absent and rebuilt, never an error.
-
-Inside a body, many small values a reader looks up a few of are kept as a handful of large
-ones (`Keyed`, `Blobs`): loading makes a few objects, and each value is decoded when read.
+not a regular file, larger than its reader allows, of another cache, truncated or with a
+damaged head reads as None: the cache is then simply absent and rebuilt, never an error.
+Damage in a region is found when its bytes are read and raises `Damaged` before they are
+used; the reader then answers from what the cache was made from, and replaces the file.
 """
 
 from __future__ import annotations
@@ -16,22 +25,35 @@ import itertools
 import marshal
 import os
 import stat
+import threading
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 
 from .digests import blake2b
 
 _CRC_BYTES = 4
+_LEN_BYTES = 8
 # O_NONBLOCK: opening a FIFO planted there would otherwise wait for a writer forever (it is
 # then refused as not a regular file); a regular file reads as ever.
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# A file this small is read whole at load (one read, no descriptor kept): over 2,000 small
+# bases a descriptor per cache would run the process out of them.
+READ_WHOLE_BELOW = 256 << 10
+# Descriptors kept open at most by the caches of one process; past it a file is read whole.
+MAX_KEPT_OPEN = 64
 
 
-def seal(magic: bytes, payload: object) -> bytes:
-    """The bytes of a cache file holding `payload` (plain values only)."""
-    body = marshal.dumps(payload)
-    return magic + zlib.crc32(body).to_bytes(_CRC_BYTES, "big") + body
+class Damaged(Exception):
+    """A region's bytes do not match their CRC-32 (or the file is shorter than its head says)."""
+
+
+def seal(magic: bytes, payload: object, regions: Sequence[bytes] = ()) -> bytes:
+    """The bytes of a cache file holding `payload` (plain values only) and `regions`."""
+    head = marshal.dumps((payload, tuple((len(r), zlib.crc32(r)) for r in regions)))
+    return (magic + zlib.crc32(head).to_bytes(_CRC_BYTES, "big") + len(head).to_bytes(_LEN_BYTES, "big")
+            + head + b"".join(regions))
 
 
 def source_digest(files: list[str | None]) -> str:
@@ -48,117 +70,284 @@ def source_digest(files: list[str | None]) -> str:
     return digest.hexdigest()
 
 
-def read_sealed(path: str, magic: bytes, max_bytes: int) -> object | None:
-    """The payload of the cache file at `path` (a link there is not followed), or None."""
+def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[Region]] | None:
+    """(payload, regions) of the cache file at `path` (a link there is not followed), or
+    None; the head is checked, each region when it is read (Region)."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError:
         return None
+    keep = False
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read()
+        whole = st.st_size < READ_WHOLE_BELOW or not _Source.may_keep()
+        lead = len(magic) + _CRC_BYTES + _LEN_BYTES
+        raw = _read_at(fd, st.st_size if whole else min(st.st_size, 1 << 16), 0)
+        if len(raw) < lead or not raw.startswith(magic):
+            return None
+        crc = int.from_bytes(raw[len(magic):len(magic) + _CRC_BYTES], "big")
+        n = int.from_bytes(raw[len(magic) + _CRC_BYTES:lead], "big")
+        if lead + n > st.st_size:
+            return None  # truncated
+        head = raw[lead:lead + n] if len(raw) >= lead + n else _read_at(fd, n, lead)
+        if len(head) != n or zlib.crc32(head) != crc:
+            return None  # truncated or damaged
+        try:
+            payload, layout = marshal.loads(head)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if not (type(layout) is tuple and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int
+                                              and type(r[1]) is int for r in layout)):
+            return None
+        at = lead + n
+        if at + sum(length for length, _ in layout) != st.st_size:
+            return None  # truncated, or more than the head accounts for
+        if whole:
+            source = _Source(path, None, memoryview(raw))
+        else:
+            source = _Source(path, fd, None)
+            keep = True
+        regions = []
+        for length, region_crc in layout:
+            regions.append(Region(source, at, length, region_crc))
+            at += length
+        return payload, regions
     except OSError:
         return None
     finally:
-        os.close(fd)
-    head = len(magic) + _CRC_BYTES
-    if len(raw) < head or not raw.startswith(magic):
+        if not keep:
+            os.close(fd)
+
+
+def open_shaped(path: str, magic: bytes, max_bytes: int, first, fields: int,
+                regions: int) -> tuple[tuple, list[Region]] | None:
+    """open_sealed, for a payload that is a tuple of `fields` values starting with `first`
+    (its format, or its key) beside `regions` regions; None for any other file."""
+    got = open_sealed(path, magic, max_bytes)
+    if got is None:
         return None
-    body = memoryview(raw)[head:]
-    if zlib.crc32(body) != int.from_bytes(raw[len(magic):head], "big"):
-        return None  # truncated or damaged
+    payload, found = got
+    if type(payload) is not tuple or len(payload) != fields or payload[0] != first or len(found) != regions:
+        return None
+    return payload, found
+
+
+def _read_at(fd: int, n: int, offset: int) -> bytes:
+    parts = []
+    while n > 0:
+        got = os.pread(fd, n, offset)
+        if not got:
+            break
+        parts.append(got)
+        n -= len(got)
+        offset += len(got)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+class _Source:
+    """The file a cache's regions are read from: kept open (read with pread: a file renamed
+    over meanwhile is still the one whose head was read), or the whole file read at load."""
+
+    _kept = 0
+    _lock = threading.Lock()
+
+    @classmethod
+    def may_keep(cls) -> bool:
+        return cls._kept < MAX_KEPT_OPEN
+
+    def __init__(self, path: str, fd: int | None, whole: memoryview | None):
+        self.path, self._fd, self._whole = path, fd, whole
+        if fd is not None:
+            with _Source._lock:
+                _Source._kept += 1
+
+    def read(self, offset: int, n: int) -> bytes:
+        got = bytes(self._whole[offset:offset + n]) if self._whole is not None else _read_at(self._fd, n, offset)
+        if len(got) != n:
+            raise Damaged(f"{self.path}: shorter than its head says")
+        return got
+
+    def __del__(self):
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except (OSError, TypeError):  # at interpreter exit `os` may be gone already
+                pass
+            with _Source._lock:
+                _Source._kept -= 1
+
+
+class Region:
+    """One region of a cache file: its bytes read when asked for and checked before use."""
+
+    __slots__ = ("_source", "_at", "length", "_crc")
+
+    def __init__(self, source: _Source, at: int, length: int, crc: int):
+        self._source, self._at, self.length, self._crc = source, at, length, crc
+
+    @property
+    def path(self) -> str:
+        return self._source.path
+
+    def value(self):
+        """The region's bytes as one marshal value, checked against the region's CRC."""
+        raw = self._source.read(self._at, self.length)
+        if zlib.crc32(raw) != self._crc:
+            raise Damaged(f"{self.path}: damaged (checksum)")
+        try:
+            return marshal.loads(raw)
+        except (ValueError, EOFError, TypeError) as e:
+            raise Damaged(f"{self.path}: not a value kb wrote ({e})") from e
+
+    def blob(self, start: int, end: int, crc: int) -> bytes:
+        """Bytes [start, end) of the region, checked against their own CRC (`crc`)."""
+        if not 0 <= start <= end <= self.length:
+            raise Damaged(f"{self.path}: a blob past its region")
+        raw = self._source.read(self._at + start, end - start)
+        if zlib.crc32(raw) != crc:
+            raise Damaged(f"{self.path}: damaged (checksum)")
+        return raw
+
+
+def loads(blob: bytes, path: str):
+    """A blob's marshal value; Damaged when the bytes (checked already) are not one."""
     try:
-        return marshal.loads(body)
-    except (ValueError, EOFError, TypeError):
-        return None
+        return marshal.loads(blob)
+    except (ValueError, EOFError, TypeError) as e:
+        raise Damaged(f"{path}: not a value kb wrote ({e})") from e
 
 
 class Keyed(Mapping):
-    """A cached mapping of names to blobs as three values, not a dict of thousands: the names
-    (one a line), where each one's blob ends, and the blobs end to end. A fresh process looks
-    up the few names a question touches and decodes only theirs; loading a dict of every
-    word, record and entry was most of reading the cache at 60,000 chunks (a new object per
-    name and per blob)."""
+    """A cached mapping of names to blobs as a few values, not a dict of thousands: the names
+    in sorted order (one a line) and where each starts, where each one's blob ends and each
+    one's CRC-32 (in the head), and the blobs end to end (a region). A fresh process looks
+    up the few names a question touches (a binary search) and reads and decodes only
+    theirs; loading a dict of every word, record and entry was most of reading the cache at
+    60,000 chunks (a new object per name and per blob)."""
 
-    __slots__ = ("_listed", "_ends", "_blobs")
+    __slots__ = ("_listed", "_starts", "_ends", "_crcs", "_blobs", "_asked", "_places")
 
-    def __init__(self, listed: str, ends: bytes, blobs: bytes):
+    def __init__(self, listed: str, starts: bytes, ends: bytes, crcs: bytes, blobs: Region):
         self._listed, self._blobs = listed, blobs
+        self._asked = 0
+        self._places: dict[str, int] | None = None
+        self._starts = array("I")
+        self._starts.frombytes(starts)
         self._ends = array("Q")
         self._ends.frombytes(ends)
+        self._crcs = array("I")
+        self._crcs.frombytes(crcs)
+
+    def _name(self, k: int) -> str:
+        starts = self._starts
+        return self._listed[starts[k]:starts[k + 1] - 1 if k + 1 < len(starts) else -1]
 
     def _place(self, name: str) -> int:
-        at = self._listed.find("\n" + name + "\n") if "\n" not in name else -1
-        return -1 if at < 0 else self._listed.count("\n", 0, at)  # the lines before it
+        # A scan of the listing for "\nname\n" and a count of the lines before it cost ~0.1 ms a
+        # name in a listing of 40,000 grams: a refusal looks up dozens, by binary search. A
+        # reader that keeps asking (kb misses over a long log, a process that stays up) gets
+        # a dict of every name once it has asked for DICT_AFTER of them.
+        places = self._places
+        if places is not None:
+            return places.get(name, -1)
+        self._asked += 1
+        if self._asked > DICT_AFTER:
+            self._places = dict(zip(self, range(len(self._ends))))
+            return self._places.get(name, -1)
+        k = bisect_left(range(len(self._starts)), name, key=self._name)
+        return k if k < len(self._starts) and self._name(k) == name else -1
+
+    def _blob(self, k: int) -> bytes:
+        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
 
     def __getitem__(self, name: str) -> bytes:
         k = self._place(name)
         if k < 0:
             raise KeyError(name)
-        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+        return self._blob(k)
 
     def get(self, name: str, default=None):
         # Mapping.get raises and catches a KeyError per absent name: over 2,000 small bases a
         # refusal asks each for every gram of the question, and most hold none.
         k = self._place(name) if isinstance(name, str) else -1
-        return default if k < 0 else self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+        return default if k < 0 else self._blob(k)
 
     def __contains__(self, name) -> bool:
         return isinstance(name, str) and self._place(name) >= 0
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._listed[1:-1].split("\n") if len(self._ends) else ())
+        return iter(self._listed[:-1].split("\n") if len(self._ends) else ())
 
     def __len__(self) -> int:
         return len(self._ends)
 
 
+DICT_AFTER = 256  # names looked up in one Keyed before it makes a dict of them all
+
+
 class Blobs(Sequence):
-    """A cached sequence of blobs as two values: where each ends, and the blobs end to end."""
+    """A cached sequence of blobs: where each ends and its CRC-32 (in the head), and the
+    blobs end to end (a region)."""
 
-    __slots__ = ("_ends", "_blobs")
+    __slots__ = ("_ends", "_crcs", "_blobs")
 
-    def __init__(self, ends: bytes, blobs: bytes):
+    def __init__(self, ends: bytes, crcs: bytes, blobs: Region):
         self._blobs = blobs
         self._ends = array("Q")
         self._ends.frombytes(ends)
+        self._crcs = array("I")
+        self._crcs.frombytes(crcs)
 
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         if k < 0:
             k += len(self._ends)
-        return self._blobs[self._ends[k - 1] if k else 0:self._ends[k]]
+        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
 
     def __len__(self) -> int:
         return len(self._ends)
 
 
-def keyed(values: Mapping) -> tuple[str, bytes, bytes] | None:
-    """`values` (name -> value) as Keyed's three values; None if a name holds a line break
-    (a note's file name may): a cache holding one is not kept."""
+def keyed(values: Mapping) -> tuple[tuple[str, bytes, bytes, bytes], bytes] | None:
+    """`values` (name -> value) as Keyed's head part (names, starts, ends, CRCs) and its
+    region; None if a name holds a line break (a note's file name may): a cache holding one
+    is not kept."""
     listed = sorted(values)
     if any("\n" in name for name in listed):
         return None
-    ends, blobs = ends_and_blobs(marshal.dumps(values[name]) for name in listed)
-    return "\n" + "".join(name + "\n" for name in listed), ends, blobs
+    ends, crcs, blobs = ends_and_blobs(marshal.dumps(values[name]) for name in listed)
+    starts = array("I", itertools.accumulate((len(name) + 1 for name in listed[:-1]), initial=0) if listed else ())
+    return ("".join(name + "\n" for name in listed), starts.tobytes(), ends, crcs), blobs
 
 
-def ends_and_blobs(blobs) -> tuple[bytes, bytes]:
+def ends_and_blobs(blobs) -> tuple[bytes, bytes, bytes]:
+    """Blobs as (where each ends, each one's CRC-32, the blobs end to end)."""
     blobs = list(blobs)
-    return array("Q", itertools.accumulate(len(b) for b in blobs)).tobytes(), b"".join(blobs)
+    return (array("Q", itertools.accumulate(len(b) for b in blobs)).tobytes(),
+            array("I", [zlib.crc32(b) for b in blobs]).tobytes(), b"".join(blobs))
 
 
-def is_keyed(v) -> bool:
-    if not (type(v) is tuple and len(v) == 3 and type(v[0]) is str and type(v[1]) is bytes
-            and type(v[2]) is bytes and len(v[1]) % 8 == 0):
+def is_keyed(v, region) -> bool:
+    """Whether `v` is Keyed's head part for `region`: names, starts, ends and CRCs in step."""
+    if not (type(v) is tuple and len(v) == 4 and type(v[0]) is str and all(type(b) is bytes for b in v[1:])
+            and len(v[2]) % 8 == 0):
         return False
-    n = len(v[1]) // 8
-    return v[0].count("\n") == n + 1 if n else v[0] in ("\n", "")
+    n = len(v[2]) // 8
+    return (len(v[1]) == 4 * n and len(v[3]) == 4 * n and _ends_fit(v[2], region) and v[0].count("\n") == n
+            and (not n or v[0].endswith("\n")))
 
 
-def is_blobs(v) -> bool:
-    return type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes and len(v[0]) % 8 == 0
+def is_blobs(v, region) -> bool:
+    return (type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes
+            and len(v[0]) % 8 == 0 and len(v[1]) * 2 == len(v[0]) and _ends_fit(v[0], region))
+
+
+def _ends_fit(ends: bytes, region) -> bool:
+    if not isinstance(region, Region):
+        return False
+    last = array("Q")
+    last.frombytes(ends[-8:])
+    return (last[0] if ends else 0) == region.length

@@ -13,9 +13,10 @@ The parts are per base, as the opening cache is: a fleet is any set of bases, an
 Kept and trusted as the opening cache is (engine/catalogue_cache.py): keyed on the index
 file's state that opening was read at (the key of an opening not kept is None, and then no
 spelling is kept either) and on the source of the suggester, marshal of plain values behind
-a magic line and a CRC-32, read O_NOFOLLOW, written atomically with no link followed; a file
-absent, damaged, foreign or of another key is rebuilt, one that cannot be written is not
-kept. Written on the first refusal, not at indexing: a fleet that is never refused a
+a magic line and CRC-32s (engine/sealedfile.py: each blob checked when read), read
+O_NOFOLLOW, written atomically with no link followed; a file absent, damaged, foreign or of
+another key is rebuilt (a blob found damaged when read, from the keys: `_Again`), one that
+cannot be written is not kept. Written on the first refusal, not at indexing: a fleet that is never refused a
 question never pays for it.
 """
 
@@ -28,14 +29,13 @@ from collections.abc import Callable, Iterable
 from . import suggest as suggest_module
 from .atomic import write_atomic
 from .catalogue_cache import Opening
-from .errors import KbError
 from .nofollow import refuse_links
-from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
+from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from .suggest import Spelling, spelling_of
 
 CACHE_NAME = "spelling.cache"
 MAGIC = b"kb-spelling-cache\n"
-FORMAT = 1
+FORMAT = 2  # 2: the blobs in regions, each checked by its own CRC (engine/sealedfile.py)
 MAX_BYTES = 256 << 20  # grams, words and keys of one base's labels: a larger file is not ours
 
 
@@ -45,67 +45,88 @@ def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
     path = os.path.join(os.path.dirname(op.where), CACHE_NAME) if op.where else ""
     key = (FORMAT, op.key, _SOURCE) if op.key is not None and path else None
     if key is not None:
-        found = _load(path, key)
+        found = _load(path, key, keys)
         if found is not None:
             return found
     made = spelling_of(keys())
     if key is not None:
-        _store(op, path, key, made)
+        _store(path, key, made)
     return made
 
 
-def _load(path: str, key: tuple) -> Spelling | None:
-    payload = read_sealed(path, MAGIC, MAX_BYTES)
-    if type(payload) is not tuple or len(payload) != 4 or payload[0] != key:
+def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]]) -> Spelling | None:
+    got = open_shaped(path, MAGIC, MAX_BYTES, key, 4, 3)
+    if got is None:
         return None
-    _, by_gram, keys_of, keys = payload
-    if not (is_keyed(by_gram) and is_keyed(keys_of) and is_blobs(keys)):
+    (_, by_gram, keys_of, written), regions = got
+    if not (is_keyed(by_gram, regions[0]) and is_keyed(keys_of, regions[1]) and is_blobs(written, regions[2])):
         return None
-    return Spelling(_Decoded(Keyed(*by_gram), path), _Decoded(Keyed(*keys_of), path), _Decoded(Blobs(*keys), path))
+    again = _Again(path, key, keys)
+    return Spelling(_Decoded(Keyed(*by_gram, regions[0]), path, lambda: again().by_gram),
+                    _Decoded(Keyed(*keys_of, regions[1]), path, lambda: again().keys_of),
+                    _Decoded(Blobs(*written, regions[2]), path, lambda: again().keys))
 
 
-def _store(op: Opening, path: str, key: tuple, made: Spelling) -> None:
+def _store(path: str, key: tuple, made: Spelling) -> None:
     by_gram, keys_of = keyed(made.by_gram), keyed(made.keys_of)
     if by_gram is None or keys_of is None:  # a word never holds a line break; refused all the same
         return
-    payload = (key, by_gram, keys_of, ends_and_blobs(marshal.dumps(k) for k in made.keys))
+    *written, written_blobs = ends_and_blobs(marshal.dumps(k) for k in made.keys)
+    payload = (key, by_gram[0], keys_of[0], tuple(written))
     try:
         refuse_links(path, below=os.path.dirname(os.path.dirname(path)))  # `.kb` or the file a planted link
-        write_atomic(path, seal(MAGIC, payload))
+        write_atomic(path, seal(MAGIC, payload, [by_gram[1], keys_of[1], written_blobs]))
     except OSError:
         pass  # a read-only fleet, a full disk, a link: the next refusal prepares it again
+
+
+class _Again:
+    """The spelling prepared again from the keys, once, when a blob of its file turns out
+    damaged (each blob is checked when read); the damaged file is replaced."""
+
+    def __init__(self, path: str, key: tuple, keys: Callable[[], Iterable[str]]):
+        self._path, self._key, self._keys = path, key, keys
+        self._made: Spelling | None = None
+
+    def __call__(self) -> Spelling:
+        if self._made is None:
+            self._made = spelling_of(self._keys())
+            _store(self._path, self._key, self._made)
+        return self._made
 
 
 class _Decoded:
     """A cached mapping or sequence whose values are marshal blobs, each decoded when first
     read and kept (absent names too): a review of thousands of misses asks the same grams
-    again and again, and a name is found in a Keyed by a scan of its listing."""
+    again and again, and a name is found in a Keyed by a scan of its listing. A damaged blob
+    is never decoded: the value comes from the spelling prepared again (`again`)."""
 
-    __slots__ = ("_blobs", "_path", "_done")
+    __slots__ = ("_blobs", "_path", "_again", "_done")
 
-    def __init__(self, blobs, path: str):
-        self._blobs, self._path = blobs, path
+    def __init__(self, blobs, path: str, again: Callable):
+        self._blobs, self._path, self._again = blobs, path, again
         self._done: dict = {}
 
     def get(self, name: str, default=None):
         got = self._done.get(name, _UNREAD)
         if got is _UNREAD:
-            blob = self._blobs.get(name)
-            got = self._done[name] = None if blob is None else self._loads(blob)
+            try:
+                blob = self._blobs.get(name)
+                got = None if blob is None else loads(blob, self._path)
+            except Damaged:
+                got = self._again().get(name)
+            self._done[name] = got
         return default if got is None else got
 
     def __getitem__(self, k):
         got = self._done.get(k, _UNREAD)
         if got is _UNREAD:
-            got = self._done[k] = self._loads(self._blobs[k])
+            try:
+                got = loads(self._blobs[k], self._path)
+            except Damaged:
+                got = self._again()[k]
+            self._done[k] = got
         return got
-
-    def _loads(self, blob: bytes):
-        try:
-            return marshal.loads(blob)
-        except (ValueError, EOFError, TypeError) as e:
-            # Past the checksum, only a file made to look like a cache gets here.
-            raise KbError(f"{self._path}: not a cache kb wrote ({e}); delete it") from e
 
 
 _UNREAD = object()

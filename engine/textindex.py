@@ -24,7 +24,8 @@ from .errors import KbError
 from .fleet import Base
 from .indexpool import READERS_PER_BASE, drop_idle, give_back, take_idle
 from .indexrecovery import (
-    SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_unwritable, os_why,
+    SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_sound, is_unwritable, one_replacer,
+    os_why,
 )
 from .indexschema import SCHEMA_VERSION, create_schema, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
@@ -56,6 +57,11 @@ class TextIndex:
         self.memory_why: str | None = None
         # The pruning threshold; an instance may move it (the bench, the tests), never the rule.
         self.prune_above = fts5search.PRUNE_ABOVE_CHUNKS
+        # The key of a current opening cache, which ends with the file's state (file_state): a
+        # cache is read from the index through a checked connection and keyed on the file's
+        # state, the schema and the stemmer (engine/catalogue_cache.py); opened in that same
+        # state, the file needs no probes again.
+        self.vouched: tuple | None = None
 
     # -- connections -------------------------------------------------------------------
 
@@ -64,7 +70,8 @@ class TextIndex:
         # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
         make_dirs(self.path.parent, below=self.path.parent.parent)
         for suffix in SIDE_FILES:
-            refuse_links(str(self.path) + suffix, below=self.path.parent.parent)
+            # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
+            refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         con.execute("PRAGMA busy_timeout = 30000")
         # In WAL, NORMAL syncs the log at a checkpoint rather than at every commit: a crash
@@ -115,7 +122,7 @@ class TextIndex:
             if gate is not None:
                 gate.release()
 
-    def _open_checked(self) -> sqlite3.Connection:
+    def _open_checked(self, *, again: bool = False) -> sqlite3.Connection:
         """Open, and if the file is not an index of ours, replace it with an empty one."""
         if self._memory is not None:
             return self._memory
@@ -133,7 +140,7 @@ class TextIndex:
                     other_version = version > 0 and ours
                     raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
                 create_schema(con)
-            else:
+            elif self.vouched is None or self.vouched[-2:] != self.file_state():
                 con.execute("SELECT count(*) FROM files").fetchone()
                 con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
                 if stems_differ(con):
@@ -146,6 +153,12 @@ class TextIndex:
         except sqlite3.DatabaseError as e:
             if con is not None:
                 con.close()
+            if "disk I/O error" in str(e) and not again:
+                # Another process replacing a damaged file deleted it (or its -wal, -shm) under
+                # this open: once its replacement is made, the new file opens.
+                with one_replacer(self.path):
+                    pass
+                return self._open_checked(again=True)
             if is_unwritable(e):
                 return self._in_memory("index.db is a directory" if is_dir(self.path) else str(e))
             if not is_damage(e):
@@ -153,7 +166,16 @@ class TextIndex:
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
                 raise
             self.rebuilt_for_version = other_version
-            return self._replace_damaged()
+            return self._replace_damaged(keep_sound=True)
+
+    def file_state(self) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
+        """(device, inode, size, mtime) of index.db and of its write-ahead log (None when
+        empty: present or not, the index is the same); None without an index file."""
+        db = _stat_key(os.fspath(self.path))
+        if db is None:
+            return None
+        wal = _stat_key(os.fspath(self.path) + "-wal")
+        return db, (None if wal is None or wal[2] == 0 else wal)
 
     def _in_memory(self, why: str) -> sqlite3.Connection:
         """Serve this process from an index in memory: a copy of the file when it can be read."""
@@ -177,7 +199,11 @@ class TextIndex:
             return None
         return f"{self.path}: cannot be written ({self.memory_why}); the notes were indexed in memory for this run"
 
-    def _replace_damaged(self) -> sqlite3.Connection:
+    def _replace_damaged(self, *, keep_sound: bool = False) -> sqlite3.Connection:
+        """A new, empty index in place of a damaged one. `keep_sound`: the damage was found by
+        the open's own checks (indexrecovery.is_sound), so a file that passes them once the
+        lock is held was made by another process meanwhile, and is kept; damage found deeper
+        (by a search, an update) is not seen by those checks, and always replaced."""
         with self._write_lock:
             if self._memory is not None:
                 self._memory.close()
@@ -186,24 +212,37 @@ class TextIndex:
                 self.was_rebuilt = True
                 return self._memory
             self.close()  # the pool's connections are to the file about to go: none is reused
-            for suffix in SIDE_FILES:
-                try:
-                    refuse_links(str(self.path) + suffix, below=self.path.parent.parent)  # never delete elsewhere
-                    os.unlink(str(self.path) + suffix)
-                except FileNotFoundError:
-                    pass
-                except OSError as e:  # a read-only fleet: rebuild in memory instead
+            with one_replacer(self.path) as locked:
+                found = self._sound_connection() if locked and keep_sound else None
+                if found is not None:  # another process replaced it while this one waited
                     self.was_rebuilt = True
-                    return self._in_memory(f"damaged, and cannot be removed: {e.strerror}")
-            self.was_rebuilt = True
+                    return found
+                for suffix in SIDE_FILES:
+                    try:
+                        refuse_links(str(self.path) + suffix, below=self.path.parent.parent)  # never delete elsewhere
+                        os.unlink(str(self.path) + suffix)
+                    except FileNotFoundError:
+                        pass
+                    except OSError as e:  # a read-only fleet: rebuild in memory instead
+                        self.was_rebuilt = True
+                        return self._in_memory(f"damaged, and cannot be removed: {e.strerror}")
+                self.was_rebuilt = True
+                con = self._connect()
+                # WAL from the start, not after the first build as a new file: a rollback
+                # journal unlinked under a writer fails its commit where WAL's goes through.
+                use_wal(con)
+                create_schema(con)
+                return con
+
+    def _sound_connection(self) -> sqlite3.Connection | None:
+        try:
             con = self._connect()
-            # WAL from the start, not after the first build as a new file: a second process
-            # replacing the same damaged file unlinks this one's side files, and a rollback
-            # journal unlinked under a writer fails its commit (disk I/O error; seen once in
-            # tests/test_faults_index.py's two builds of a damaged base) where WAL does not.
-            use_wal(con)
-            create_schema(con)
+        except sqlite3.DatabaseError:  # still damaged: its pragmas fail
+            return None
+        if is_sound(con):
             return con
+        con.close()
+        return None
 
     def close(self) -> None:
         """Close every idle connection; one in use is closed when given back."""
@@ -334,3 +373,11 @@ class TextIndex:
         report.rebuilt_for_version = self.was_rebuilt and self.rebuilt_for_version
         report.seconds = time.perf_counter() - t0
         return report
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

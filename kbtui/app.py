@@ -297,12 +297,18 @@ def serve(args: argparse.Namespace, argv: list[str]) -> int:
     except ImportError:
         print("kbtui --serve needs textual-serve: pip install 'kbtui[serve]'", file=sys.stderr)
         return 2
-    # One process per visitor, each the same command without --serve.
+    Server(visitor_command(argv), host=args.host, port=args.port, title="kbtui").serve()
+    return 0
+
+
+def visitor_command(argv: list[str]) -> str:
+    """The shell command each visitor's process runs: this one's, without --serve, of this
+    copy of kbtui whatever folder the server was started in (engine/owncode.py)."""
+    from engine.owncode import python_running
+
     rest = [a for a in argv if a not in ("--serve",)]
     rest = _drop_opt(_drop_opt(rest, "--host"), "--port")
-    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "kbtui", *rest])
-    Server(command, host=args.host, port=args.port, title="kbtui").serve()
-    return 0
+    return " ".join(shlex.quote(a) for a in [*python_running("kbtui.__main__"), *rest])
 
 
 def _drop_opt(argv: list[str], name: str) -> list[str]:

@@ -176,3 +176,47 @@ def run_kb_in_namespace(setup: str, *args: str, env: dict | None = None, timeout
 
 def read_only_bind(path: Path) -> str:
     return f"mount --bind '{path}' '{path}'\nmount -o remount,bind,ro '{path}'"
+
+
+def let_go(fifo: Path) -> None:
+    """Open a FIFO for writing without waiting: a reader stuck on it gets its end of file, so
+    a test that found kb waiting can still end (and its app close)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass  # nobody reads it: nothing to let go
+
+
+def run_with_fifo_swap(target, path: Path, readers: tuple[str, ...], *, timeout: float = 20):
+    """target() in a thread, with `path` swapped for a FIFO just as the first of `readers`
+    (function names) is called with it as `path` or `self`: the window between whatever was
+    checked and the read, forced with a trace. Returns target()'s result; fails when the
+    thread is still waiting on the FIFO after `timeout` seconds."""
+    import threading
+
+    def swap(frame, event, arg):
+        names = frame.f_locals
+        if frame.f_code.co_name in readers and path in (names.get("path"), names.get("self")):
+            path.unlink()
+            os.mkfifo(path)
+            sys.settrace(None)
+        return None
+
+    out: list = []
+
+    def run():
+        sys.settrace(swap)
+        try:
+            out.append(target())
+        finally:
+            sys.settrace(None)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=timeout)
+    stuck = thread.is_alive()
+    if stuck:
+        let_go(path)
+    assert not stuck, f"waited on a FIFO put at {path}"
+    assert path.exists() and not path.is_file(), "the swap did not happen: the test proves nothing"
+    return out[0]

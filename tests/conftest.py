@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
+import zlib
 import sys
 from pathlib import Path
 
@@ -61,14 +63,18 @@ def index_aged(fleet: Path) -> None:
 
 def damage_cache(path: Path, damage: str) -> bytes:
     """Replace a sound cache file with a damaged one: "truncated", "flipped" (one byte near
-    its end), "garbage", "empty" or "a-directory"; any other name leaves nothing there, for
-    the caller to make. Returns the sound bytes."""
+    its end), "regions" (every byte past the head flipped: any blob read is damaged),
+    "garbage", "empty" or "a-directory"; any other name leaves nothing there, for the caller
+    to make. Returns the sound bytes."""
     raw = path.read_bytes()
     path.unlink()
     if damage == "truncated":
         path.write_bytes(raw[: len(raw) // 2])
     elif damage == "flipped":
         path.write_bytes(raw[:-40] + bytes([raw[-40] ^ 0xFF]) + raw[-39:])
+    elif damage == "regions":
+        end = _head_end(raw)
+        path.write_bytes(raw[:end] + bytes(b ^ 0xFF for b in raw[end:]))
     elif damage == "garbage":
         path.write_bytes(os.urandom(4096))
     elif damage == "empty":
@@ -76,3 +82,40 @@ def damage_cache(path: Path, damage: str) -> bytes:
     elif damage == "a-directory":
         path.mkdir()
     return raw
+
+
+# kb's cache files (engine/sealedfile.py), read here by a second, independent reading of the
+# layout: magic line | CRC-32 of the head (4) | head length (8) | head | regions.
+
+
+def _head_end(raw: bytes) -> int:
+    lead = raw.index(b"\n") + 1 + 12
+    return lead + int.from_bytes(raw[lead - 8:lead], "big")
+
+
+def sealed_parts(raw: bytes) -> tuple[object, list[bytes]]:
+    """(payload, the regions' bytes) of a cache file's bytes."""
+    end = _head_end(raw)
+    payload, layout = marshal.loads(raw[raw.index(b"\n") + 13:end])
+    regions = []
+    for length, _crc in layout:
+        regions.append(raw[end:end + length])
+        end += length
+    return payload, regions
+
+
+def sound_cache(path: Path) -> bool:
+    """Whether a cache file is whole: its head and every region match their CRC-32s."""
+    raw = path.read_bytes()
+    try:
+        start, end = raw.index(b"\n") + 1, _head_end(raw)
+        if zlib.crc32(raw[start + 12:end]) != int.from_bytes(raw[start:start + 4], "big"):
+            return False
+        _, layout = marshal.loads(raw[start + 12:end])
+    except (ValueError, EOFError, TypeError):
+        return False
+    for length, crc in layout:
+        if zlib.crc32(raw[end:end + length]) != crc:
+            return False
+        end += length
+    return end == len(raw)

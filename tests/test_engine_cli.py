@@ -258,3 +258,25 @@ def test_a_nothing_in_text_shows_the_text_legs_rows_that_json_lists(demo):
     rows = [line.split()[2] for line in lines[lead + 1:] if line.startswith("  0.")]
     assert rows == [r["path"] for r in a["results"]][:5]
     assert "knowledge/deploy-checklist.md" in rows  # the note whose section is "Rolling back"
+
+
+def test_eval_reads_an_answer_key_given_as_a_pipe(demo, tmp_path):
+    # `kb eval <(grep ... gold.tsv) FLEET`: a key the person names may be a pipe. The room
+    # refuses a FIFO where it expects its gold.tsv (test_faults_round6_room.py); the verb
+    # must not, or process substitution stops working.
+    import threading
+
+    fifo = tmp_path / "gold.fifo"
+    os.mkfifo(fifo)
+    key = (demo / "gold.tsv").read_bytes()
+
+    def feed() -> None:
+        with open(fifo, "wb") as w:
+            w.write(key)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    r = run_kb("eval", str(fifo), str(demo), "--no-speed", timeout=120)
+    writer.join(timeout=5)
+    assert r.returncode == 0, r.stderr
+    assert "gold:     13 questions, 10 answerable" in r.stdout

@@ -82,3 +82,30 @@ def test_an_index_another_stemmer_wrote_is_rebuilt_with_this_ones_stems(demo, tm
     assert route(demo) == route(fresh)
     again = run_kb("index", str(demo))
     assert "rebuilt" not in again.stdout  # rebuilt once, not on every run
+
+
+def test_a_cache_kept_under_another_stemmer_does_not_vouch_for_its_index(demo, tmp_path):
+    """An opening cache lets a connection skip the index's checks (TextIndex.vouched): one
+    kept by a process with another stemmer must not, or the other stemmer's stems stay."""
+    import json
+
+    from conftest import REPO, age_indexes, copy_demo, run_kb
+
+    shim = tmp_path / "other-stemmer"
+    shim.mkdir()
+    (shim / "Stemmer.py").write_text(OTHER_STEMMER, encoding="utf-8")
+    other = {"PYTHONPATH": f"{shim}:{REPO}"}
+    question = "what do the deploys check before production releases"
+    assert run_kb("index", str(demo), env=other).returncode == 0
+    age_indexes(demo)
+    kept = run_kb("route", question, str(demo), "--json", env=other)  # keeps its caches
+    assert kept.returncode == 0, kept.stderr
+    assert list(demo.glob("*/.kb/opening.cache"))
+    fresh = copy_demo(tmp_path / "fresh")
+
+    def route(fleet):
+        r = run_kb("route", question, str(fleet), "--json")
+        assert r.returncode == 0, r.stderr
+        return [(x["base"], x["path"], x["why"], x["score"]) for x in json.loads(r.stdout)["results"]]
+
+    assert route(demo) == route(fresh)

@@ -203,3 +203,101 @@ def test_an_edit_is_routed_through_a_kept_listing(tmp_path):
     assert Memory(demo).stale() is True
     r = run_kb("route", "quinoa", str(demo), "--json")
     assert '"keyword_top": "yaron/knowledge/protein-basics.md"' in r.stdout
+
+
+# -- the check's plan (listing_cache.keep_plan / unchanged) ----------------------------------
+
+
+def _chmod(base):
+    os.chmod(base / "topic2" / "note2.md", 0o600)  # the ctime moves, nothing else
+
+
+def _edit_same_size_mtime_set_back(base):
+    p = base / "topic2" / "note2.md"
+    before = os.stat(p)
+    p.write_text(p.read_text().replace("Text", "Txet"))
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))  # `cp -p`, `rsync -t`: only the ctime says so
+
+
+def _outside(base: Path) -> Path:
+    outside = base.parent / "outside"
+    outside.mkdir(exist_ok=True)
+    return outside
+
+
+def _link_setup(base):
+    (base / "topic1" / "alias.md").symlink_to(base / "topic1" / "note1.md")
+    (_outside(base) / "target.md").write_text("# Outside\n")
+    (base / "topic2" / "far.md").symlink_to(_outside(base) / "target.md")
+    (base / "topic3" / "later.md").symlink_to(_outside(base) / "nowhere.md")  # dangling
+    (base / "topic4" / "folder.md").symlink_to(_outside(base), target_is_directory=True)  # no note
+
+
+def _link_retargeted_in_place(base):
+    (base / "topic1" / "alias.md").unlink()
+    (base / "topic1" / "alias.md").symlink_to(base / "topic2" / "note10.md")  # another size
+
+
+def _link_target_outside_edited(base):
+    (_outside(base) / "target.md").write_text("# Outside, longer now\n")  # no folder of the base moves
+
+
+def _dangling_link_comes_alive_outside(base):
+    (_outside(base) / "nowhere.md").write_text("# Here now\n")  # no folder of the base moves
+
+
+def _link_to_a_folder_now_to_a_note(base):
+    outside = _outside(base)
+    (outside / "swap").mkdir()
+    (outside / "swap" / "n.md").write_text("# N\n")
+    os.rename(outside / "swap" / "n.md", outside / "n.md")
+    link = base / "topic4" / "folder.md"
+    link.unlink()
+    link.symlink_to(outside / "n.md")
+
+
+PLAN_CHANGES = [_edit, _edit_same_size, _edit_same_size_mtime_set_back, _chmod, _add, _add_in_empty_folder,
+                _add_in_new_folder, _delete, _rename, _add_then_set_the_folder_mtime_back,
+                _link_retargeted_in_place, _link_target_outside_edited, _dangling_link_comes_alive_outside,
+                _link_to_a_folder_now_to_a_note]
+
+
+@pytest.mark.parametrize("change", PLAN_CHANGES, ids=[c.__name__.lstrip("_") for c in PLAN_CHANGES])
+def test_every_change_the_check_sees_fails_its_kept_plan(tmp_path, change):
+    """A check that found nothing changed keeps its plan; every change the full check sees
+    (edits by mtime, size or ctime alone, adds, deletes, renames, links) fails the plan."""
+    base = _base(tmp_path)
+    _link_setup(base)
+    old = time.time() - 3600  # notes older than the index can doubt
+    for note in [*base.rglob("*.md"), *_outside(base).rglob("*.md")]:
+        if not note.is_symlink():
+            os.utime(note, (old, old))
+    _keep_listing_now(base)
+    # The index "written" now: a ctime from 10 ms before it on is too young to vouch for.
+    young_from = time.time_ns() - listing_cache.RACY_NS
+    found, _ = list_notes(base)
+    known = {rel: f"{st.st_mtime_ns}:{st.st_size}" for rel, st in found.items()}
+    stamp = ("an index state", 1)
+    assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is False
+    assert listing_cache.unchanged(base, stamp) and not listing_cache.unchanged(base, ("another", 2))
+    time.sleep(0.02)
+    change(base)
+    assert not listing_cache.unchanged(base, stamp)
+    assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is True
+
+
+def test_a_listing_of_the_format_before_is_not_read_and_is_kept_anew(tmp_path):
+    """FORMAT 1 kept one CRC-32 over one marshal of the folders: such a file is not read."""
+    import marshal
+    import zlib
+
+    base = _base(tmp_path)
+    _keep_listing_now(base)
+    path = base / ".kb" / listing_cache.CACHE_NAME
+    rows = listing_cache._load(str(path))
+    body = marshal.dumps((1, tuple(rows)))
+    path.write_bytes(listing_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    assert listing_cache._load(str(path)) is None
+    time.sleep(listing_cache.RACY_NS / 1e9 + 0.2)  # the folders old enough to be kept again
+    assert _seen(listing_cache.notes_on_disk(base, NOTES)) == _seen(list_notes(base))
+    assert listing_cache._load(str(path)) == rows

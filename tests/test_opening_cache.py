@@ -19,7 +19,8 @@ from engine.catalogue import Catalogue, make_entry
 from engine.memory import Memory
 from engine.normalize import terms as normalise
 from kbtools.haystack import generate
-from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
+from engine.sealedfile import seal
+from tests.conftest import age_indexes, damage_cache, index_aged, run_kb, sealed_parts, sound_cache
 
 
 def _caches(fleet: Path) -> list[Path]:
@@ -149,6 +150,37 @@ def test_opening_a_current_cache_opens_no_index(demo, monkeypatch):
     assert opened == [] and snap.catalogue.n > 0 and all(op.key for op in snap.openings.values())
 
 
+def test_a_vouched_index_is_opened_without_its_probes_until_it_moves(demo, monkeypatch):
+    """A current cache vouches for its index file (TextIndex.vouched): the text leg's
+    connections skip the row count and the stemmer's check, until the file's stat moves."""
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    _route(demo, q)
+    sent: list[str] = []
+    real = catalogue_cache.TextIndex._connect
+
+    def traced(self):
+        con = real(self)
+        con.set_trace_callback(sent.append)
+        return con
+
+    monkeypatch.setattr(catalogue_cache.TextIndex, "_connect", traced)
+    probe = "SELECT count(*) FROM files"
+    m = Memory(demo)
+    m.ask(q, record_miss=False)
+    assert any("MATCH" in s for s in sent) and probe not in sent
+    zed = m.indexes["zed"]
+    assert zed.vouched is not None
+    zed.close()  # the next read opens a connection
+    zed.records()
+    assert probe not in sent
+    index = demo / "zed" / ".kb" / "index.db"
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns - 10**9))  # the file's stat moves
+    zed.close()
+    zed.records()
+    assert probe in sent
+
+
 # -- never stale ---------------------------------------------------------------------------
 
 
@@ -235,22 +267,16 @@ def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_cache(demo):
 # -- damaged, foreign, linked ----------------------------------------------------------------
 
 
-def _valid_cache(path: Path) -> bool:
-    raw = path.read_bytes()
-    head = len(catalogue_cache.MAGIC) + 4
-    return raw.startswith(catalogue_cache.MAGIC) and zlib.crc32(raw[head:]) == int.from_bytes(
-        raw[len(catalogue_cache.MAGIC):head], "big")
-
-
-def _foreign(payload) -> bytes:
-    body = marshal.dumps(payload)
-    return catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body
+def _foreign(payload, regions=()) -> bytes:
+    return seal(catalogue_cache.MAGIC, payload, regions)
 
 
 @pytest.mark.parametrize("damage", [
-    "truncated", "flipped", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
+    "truncated", "flipped", "regions", "garbage", "empty", "foreign", "other-format", "a-directory", "huge",
 ])
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
+    """Damage in the head is found at load, in a region when its bytes are read (before they
+    are used): either way the answer is the index's, and the file is written again."""
     index_aged(demo)
     q = _gold_questions(demo)[0]
     expected = _route(demo, q)
@@ -259,11 +285,12 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     if damage == "foreign":  # sound marshal, a checksum that matches, not our shape
         path.write_bytes(_foreign({"hello": ["world"]}))
     elif damage == "other-format":
-        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99,) + (None,) * 12))
+        payload, regions = sealed_parts(raw)
+        path.write_bytes(_foreign((catalogue_cache.FORMAT + 99, *payload[1:]), regions))
     elif damage == "huge":  # a sound cache, checksum and all, padded past its index's size
-        head = len(catalogue_cache.MAGIC) + 4
-        body = raw[head:] + bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
-        path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+        payload, regions = sealed_parts(raw)
+        padding = bytes(sum(p.stat().st_size for p in path.parent.glob("index.db*")) + (2 << 20))
+        path.write_bytes(_foreign(payload, [*regions[:-1], regions[-1] + padding]))
         catalogue_cache._last.clear()
         assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None  # not read into memory
     r = run_kb("route", "--json", q, str(demo))
@@ -274,7 +301,23 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(demo, damage):
     if damage == "a-directory":
         assert path.is_dir()  # not kept, and nothing removed that kb did not write
     else:
-        assert _valid_cache(path)  # rebuilt
+        assert sound_cache(path) and sealed_parts(path.read_bytes()) == sealed_parts(raw)  # rebuilt
+
+
+def test_a_cache_of_the_format_before_is_read_as_absent_and_rebuilt(demo):
+    """FORMAT 6 kept one CRC-32 over one marshal of everything: such a file is not read."""
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    expected = _route(demo, q)
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    raw = path.read_bytes()
+    payload, regions = sealed_parts(raw)
+    body = marshal.dumps((6, *payload[1:], *regions))
+    path.write_bytes(catalogue_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    catalogue_cache._last.clear()
+    assert catalogue_cache.cached(Memory(demo).indexes["zed"]) is None
+    assert _route(demo, q) == expected
+    assert path.read_bytes() == raw
 
 
 def test_a_link_planted_where_the_cache_is_written_is_not_followed(demo, tmp_path):
@@ -387,3 +430,21 @@ def test_a_note_whose_name_holds_a_line_break_keeps_its_base_uncached(demo):
     assert not (demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME).exists()
     assert len(_caches(demo)) == 2  # the other bases keep theirs
     assert json.loads(_route(demo, "zanzibar")) == answer
+
+
+def test_a_damaged_blob_found_after_the_index_moved_is_one_line_naming_the_cache(demo):
+    """Its rows can no longer be read again as they were: the question is refused in one line
+    naming the file, never answered from damaged bytes nor from another index state."""
+    from engine.errors import KbError
+
+    index_aged(demo)
+    q = _gold_questions(demo)[0]
+    _route(demo, q)
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    damage_cache(path, "regions")
+    m = Memory(demo, update=False)  # no stale check: no blob read yet
+    m.snapshot()  # the heads read and checked
+    index = demo / "zed" / ".kb" / "index.db"
+    os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns - 10**9))
+    with pytest.raises(KbError, match="opening.cache: damaged, and its index changed"):
+        m.ask(q, record_miss=False)

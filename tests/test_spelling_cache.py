@@ -98,11 +98,12 @@ def test_an_index_younger_than_the_clock_can_vouch_for_keeps_no_spelling(demo):
     assert _spellings(demo) == []
 
 
-@pytest.mark.parametrize("damage", ["truncated", "flipped", "garbage", "a-directory", "a-link"])
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "regions", "garbage", "a-directory", "a-link"])
 def test_a_damaged_or_foreign_spelling_is_ignored(fleet, tmp_path, damage):
     expected = _suggested(fleet, REFUSED)
     path = fleet / "zed" / ".kb" / spelling_cache.CACHE_NAME
     raw = damage_cache(path, damage)
+    damaged = path.read_bytes() if path.is_file() else None
     outside = tmp_path / "outside.bin"
     if damage == "a-link":  # a link to a sound spelling: not read, and not written through
         outside.write_bytes(raw)
@@ -112,5 +113,26 @@ def test_a_damaged_or_foreign_spelling_is_ignored(fleet, tmp_path, damage):
         assert path.is_dir()
     elif damage == "a-link":
         assert path.is_symlink() and outside.read_bytes() == raw
+    elif damage == "flipped":
+        # One blob damaged: found if this refusal reads it (then prepared again and kept),
+        # otherwise never read; the answer is the same either way.
+        assert path.read_bytes() in (raw, damaged)
     else:
         assert path.read_bytes() == raw  # prepared again and kept
+
+
+def test_a_spelling_of_the_format_before_is_not_read_and_is_kept_anew(fleet):
+    """FORMAT 1 kept one CRC-32 over one marshal of everything: such a file is not read."""
+    import marshal
+    import zlib
+
+    from tests.conftest import sealed_parts
+
+    expected = _suggested(fleet, REFUSED)
+    path = fleet / "zed" / ".kb" / spelling_cache.CACHE_NAME
+    raw = path.read_bytes()
+    payload, regions = sealed_parts(raw)
+    body = marshal.dumps(((1, *payload[0][1:]), *payload[1:], *regions))
+    path.write_bytes(spelling_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
+    assert _suggested(fleet, REFUSED) == expected
+    assert path.read_bytes() == raw

@@ -13,7 +13,8 @@ def cmd_eval(args) -> int:
         raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
     if args.asks > SPEED_MAX_ASKS:
         raise KbError(f"--asks {args.asks}: at most {SPEED_MAX_ASKS:,} asks (a median is steady long before)")
-    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks)
+    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks,
+                      pipe_ok=True)  # the key named on the command line may be `<(...)`
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
 
