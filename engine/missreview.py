@@ -24,9 +24,12 @@ from pathlib import Path
 
 from . import collector
 from .aliases import Alias
+from .clean import repaired
 from .gate import verdict_for
 from .misses import MissEntry, load, misses_path
 from .normalize import terms, words
+from .question import cut_question
+from .stemming import stem_all
 from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
@@ -143,6 +146,9 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
     if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
         memory.hold_text_in_memory()
     with memory.one_state(), collector.paused():
+        # Each entry brings new words: stemmed here in one Snowball call per language, not
+        # one call each as they are met (the text leg and the coverage rule read the stems).
+        stem_all(t for e in entries for t in terms(cut_question(repaired(e.question))[0]))
         _review.texts = {}  # a file's words, read once per review (this thread's)
         try:
             reviews = tuple(review_one(memory, e, near=near) for e in entries)
@@ -172,7 +178,8 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     # and the spelling is what an alias is proposed from. Looked up by the offered keys, in
     # catalogue order: no walk over every key per entry.
     spelled = _entries_by_key(snap.catalogue)
-    found = sorted({hit for key in answer.suggestions for hit in spelled.get(key, ())})
+    # By position alone (each is one key of one entry): no entry is hashed.
+    found = sorted({pos: e for key in answer.suggestions for pos, e in spelled.get(key, ())}.items())
     by_spelling: list[NearFile] = []
     for _, e in found:
         if all(f.id != e.id for f in files + by_spelling) and len(by_spelling) < pool:

@@ -27,7 +27,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
-from .stemming import stem_question
+from .stemming import stem_question, word_stems
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
 from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, one_snapshot, varint
 from .indexschema import FILE_SHIFT
@@ -249,7 +249,7 @@ class ResidentText:
         `kb misses` asks this of thousands of questions' new words: no query each."""
         import numpy as np
 
-        stems = {t: stem_question("", [t]) for t in terms}
+        stems = {t: word_stems(t) for t in terms}
         self._learn_tokens([s for ss in stems.values() for s in ss])
         if any(self._token_of[s] is None for ss in stems.values() for s in ss):
             return self.index.terms_held(path, terms)
