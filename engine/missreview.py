@@ -61,6 +61,10 @@ class NearFile:
     def id(self) -> str:
         return f"{self.base}/{self.path}"
 
+    def to_json(self) -> dict:
+        return {"id": self.id, "base": self.base, "path": self.path, "text_rank": self.text_rank,
+                "keys": list(self.keys), "label_line": self.label_line, "is_entry": self.is_entry}
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -84,7 +88,9 @@ class MissReview:
     proposal: Proposal | None
     advice: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self, *, near: bool = True) -> dict:
+        """As `kb misses --json` writes it; near=False leaves the near files' list empty (for
+        engine/missjson.py, which writes each file's part once and puts them in)."""
         e = self.entry
         p = self.proposal
         return {
@@ -94,11 +100,7 @@ class MissReview:
             "question": e.question,
             "looked_like": [w.strip() for w in e.looked_like.split(",") if w.strip()],
             "now": {"verdict": self.verdict_now, "keyword_top": self.top_now},
-            "near": [
-                {"id": f.id, "base": f.base, "path": f.path, "text_rank": f.text_rank, "keys": list(f.keys),
-                 "label_line": f.label_line, "is_entry": f.is_entry}
-                for f in self.near
-            ],
+            "near": [f.to_json() for f in self.near] if near else [],
             "proposal": None if p is None else {
                 "line": p.line, "alias": p.alias, "canonical": p.canonical, "file": p.file, "basis": p.basis,
                 "similarity": round(p.similarity, 4),
@@ -121,13 +123,13 @@ class MissesReport:
     def total(self) -> int:
         return sum(r.entry.count for r in self.reviews)
 
-    def to_json(self) -> dict:
+    def to_json(self, *, near: bool = True) -> dict:
         return {
             "path": str(self.path),
             "exists": self.exists,
             "questions": len(self.reviews),
             "misses": self.total,
-            "entries": [r.to_json() for r in self.reviews],
+            "entries": [r.to_json(near=near) for r in self.reviews],
             "problems": list(self.problems),
             **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
         }
