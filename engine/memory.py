@@ -171,6 +171,7 @@ class Memory:
     ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        self.paths: tuple[str, ...] = tuple(os.fspath(p) for p in paths)  # as given: a second process opens them
         self.fleet: Fleet = discover(list(paths))
         self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
         self._snapshot: Snapshot | None = None

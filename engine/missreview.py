@@ -16,11 +16,14 @@ rests on the text rather than on spelling: meaning is the reader's call, never t
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 from . import collector
 from .aliases import Alias
@@ -44,6 +47,9 @@ CHUNKS_PER_MISS_FOR_RESIDENT = 50
 # costs ~0.15 ms an entry, and a log appended to for years (or planted: 36 MB) is not a
 # reason to wait minutes for entries asked once. The rest are counted, and stay in the log.
 REVIEW_AT_MOST = 10_000
+# A second process (engine/missworker.py) starts in ~0.3 s (imports, the index opened, the
+# resident leg built), the time of ~2,000 entries here: below this many, one process is quicker.
+TWO_FROM_ENTRIES = 4_000
 
 
 @dataclass(frozen=True)
@@ -136,28 +142,60 @@ class MissesReport:
 
 
 def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
-                  limit: int | None = None) -> MissesReport:
+                  limit: int | None = None, second_process: bool | None = None) -> MissesReport:
     """The log at `path` (default: where this fleet's misses are written), most asked first,
     each question re-asked of today's index without being recorded; the first `limit`
-    entries only, when given. Raises OSError when the log exists and cannot be read."""
+    entries only, when given. Raises OSError when the log exists and cannot be read.
+
+    second_process: review the log's second half in a second process (engine/missworker.py);
+    by default when the log is long and a core is free. The reviews are the same."""
     path = path or misses_path(memory.fleet.root)
     entries, problems = load(path)
     not_reviewed = max(len(entries) - limit, 0) if limit is not None else 0
     if not_reviewed:
         entries = entries[:limit]
-    if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
+    resident = len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT)
+    if second_process is None:
+        second_process = len(entries) >= TWO_FROM_ENTRIES and core_is_free()
+    helper = None
+    if second_process and len(entries) >= 2:
+        from .missworker import SecondReviewer  # started first: its start overlaps this one's
+
+        helper = SecondReviewer(memory, entries, near=near, resident=resident)
+    if resident:
         memory.hold_text_in_memory()
-    with memory.one_state(), collector.paused():
+    with reviewing(memory):
         # Each entry brings new words: stemmed here in one Snowball call per language, not
         # one call each as they are met (the text leg and the coverage rule read the stems).
-        stem_all(t for e in entries for t in terms(cut_question(repaired(e.question))[0]))
-        _review.texts = {}  # a file's words, read once per review (this thread's)
-        try:
+        # The questions are split as one text (the same words: a space separates them anyway).
+        stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(e.question))[0] for e in entries]))))
+        if helper is not None:
+            reviews = helper.reviews(memory)
+        else:
             reviews = tuple(review_one(memory, e, near=near) for e in entries)
-        finally:
-            _review.texts = None
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
                         not_reviewed=not_reviewed)
+
+
+def core_is_free() -> bool:
+    """A second core idle enough to take half the review: the load average at most cores - 1."""
+    cores = os.cpu_count() or 1
+    try:
+        return cores >= 2 and os.getloadavg()[0] <= cores - 1
+    except OSError:  # no load average on this platform
+        return False
+
+
+@contextmanager
+def reviewing(memory) -> Iterator:
+    """Where a review's entries are answered: against one snapshot (yielded), the collector
+    paused, a file's words read once (this thread's)."""
+    with memory.one_state() as snap, collector.paused():
+        _review.texts = {}
+        try:
+            yield snap
+        finally:
+            _review.texts = None
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:

@@ -63,7 +63,7 @@ class PrepWorker:
             self._proc = subprocess.Popen(
                 command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             )
-            _widen(self._proc.stdout)
+            widen_pipe(self._proc.stdout)
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
             work = (str(root), theirs)
             self._proc.stdin.write(marshal.dumps(work))
@@ -120,7 +120,7 @@ class PrepWorker:
 PIPE_BYTES = 1 << 20
 
 
-def _widen(pipe) -> None:
+def widen_pipe(pipe) -> None:
     try:
         import fcntl  # POSIX only
 
