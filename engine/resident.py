@@ -58,6 +58,15 @@ def _varints(blob: bytes) -> list[int]:
     return out
 
 
+# Whether a term is a token of itself depends on the tokenizer clause alone: the bases of a
+# fleet (which share one) learn each new word once between them, not once each.
+_TOKENS_BY_CLAUSE: dict[str, dict[str, str | None]] = {}
+
+
+def _tokens_under(clause: str) -> dict[str, str | None]:
+    return _TOKENS_BY_CLAUSE.setdefault(clause, {})
+
+
 def _tokenize_clause(con: sqlite3.Connection) -> str:
     sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks'").fetchone()[0]
     m = re.search(r"tokenize\s*=\s*('(?:[^']|'')*')", sql)
@@ -100,6 +109,7 @@ class ResidentText:
         sizes = con.execute("SELECT id, sz FROM chunks_docsize").fetchall()
         self._clause = _tokenize_clause(con)
         self._plain_unicode61 = bool(_PLAIN_UNICODE61.fullmatch(self._clause))
+        self._token_of = _tokens_under(self._clause)
         rowids = np.array([r for r, _ in sizes], dtype=np.int64)
         order = np.argsort(rowids, kind="stable")
         rowids = rowids[order]  # slot -> rowid, ascending

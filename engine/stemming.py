@@ -232,12 +232,13 @@ def stem_question(question: str, terms: list[str]) -> list[str]:
 
 @lru_cache(maxsize=4096)  # one question is stemmed once, not once per base it is asked of
 def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
-    said = language_of(words(question))
+    said_words = words(question)
+    said = language_of(said_words)
     # The seed's terms drop one-character words; the text leg asks for those beside a content
     # word, since `vitamin d` asked as `vitamin` finds every vitamin alike. Measured on
     # Cranfield and NFCorpus (docs/quality.md): better on both. Letters alone ask for nothing.
     if terms:
-        terms = terms + tuple(one_character_words(question))
+        terms = terms + tuple(one_character_words(question, said_words))
     # Each term in each language, in that order; a content word whose stem is a stopword
     # ("come" -> "com") is asked as the marked stem the notes hold (_kept, "com0"): never
     # "com", which nearly every note holds. The caches read directly: `kb misses` stems
