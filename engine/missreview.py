@@ -182,7 +182,7 @@ def core_is_free() -> bool:
     cores = os.cpu_count() or 1
     try:
         return cores >= 2 and os.getloadavg()[0] <= cores - 1
-    except OSError:  # no load average on this platform
+    except (OSError, AttributeError):  # no load average on this platform
         return False
 
 

@@ -22,13 +22,16 @@ import select
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from . import collector
+from .clean import repaired
 from .memory import Memory
 from .misses import MissEntry
 from .missreview import MissReview, NearFile, Proposal, review_one, reviewing
 from .prepworker import PIPE_BYTES, widen_pipe
+from .question import cut_question
 
 _FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
 
@@ -47,8 +50,10 @@ class SecondReviewer:
         self.near = near
         self.half = len(entries) // 2
         self.from_child = 0  # how many of the reviews the child made (once `reviews` returns)
-        self.child = _Child(memory.paths, [e.question for e in entries[self.half:]], near=near,
-                            resident=resident, state=state_of(memory.snapshot()))
+        # The part of each question a review reads (repaired, cut as a route cuts it): a
+        # planted 36 MB line is not sent whole.
+        questions = [cut_question(repaired(e.question))[0] for e in entries[self.half:]]
+        self.child = _Child(memory.paths, questions, near=near, resident=resident, state=state_of(memory.snapshot()))
 
     def reviews(self, memory: Memory) -> tuple:
         """Each entry's review, in order: the first half here, the second the child's, and
@@ -114,10 +119,14 @@ class _Child:
                                           stderr=subprocess.DEVNULL, env=env)
             widen_pipe(self._proc.stdout)
             os.set_blocking(self._proc.stdout.fileno(), False)
-            self._proc.stdin.write(marshal.dumps((list(paths), questions, near, resident)))
-            self._proc.stdin.close()
+            work = marshal.dumps((list(paths), questions, near, resident))
         except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
             self.close()
+            return
+        # Written from a thread: the work is larger than a pipe holds, and the child reads it
+        # only once it has started (~0.1 s), which this process does not wait for.
+        threading.Thread(target=_write_and_close, args=(self._proc.stdin, work), daemon=True,
+                         name="kb-misses-work").start()
 
     def ready(self) -> list[tuple]:
         """The reviews sent since last asked, without waiting; none once the child failed."""
@@ -164,9 +173,19 @@ class _Child:
         if proc.poll() is None:
             proc.kill()
         for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
+            try:
                 pipe.close()
+            except OSError:
+                pass  # the work it had not read yet, which nothing needs now
         proc.wait()
+
+
+def _write_and_close(pipe, data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except (OSError, ValueError):
+        pass  # the child is gone (or was stopped): the parent reviews what it did not send
 
 
 def _serve() -> None:

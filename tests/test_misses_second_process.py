@@ -25,6 +25,8 @@ QUESTIONS = ["how do I roll back", "what about the canary rollout percentage", "
 def _log(demo, n: int) -> None:
     entries = [MissEntry(1 + i % 7, "2026-11-01", "2026-11-20", f"{QUESTIONS[i % len(QUESTIONS)]} n{i}", "")
                for i in range(n)]
+    # Longer than a route reads (MAX_QUESTION_CHARS): sent to the child as the route reads it.
+    entries.append(MissEntry(1, "2026-11-01", "2026-11-20", "deploy checklist " * 400 + "rollbak", ""))
     (demo / "kb-misses.txt").write_text(render_log(entries), encoding="utf-8")
 
 
