@@ -178,12 +178,37 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
 
 
 def core_is_free() -> bool:
-    """A second core idle enough to take half the review: the load average at most cores - 1."""
-    cores = os.cpu_count() or 1
+    """A core idle now, for a second process to take half the review: at most cores - 2
+    other threads runnable this instant (Linux's /proc/loadavg), else, where that is not
+    kept, the one-minute load average at most cores - 1. The average alone would refuse on
+    an idle machine that has just run `kb misses` (its own last minute reads as a load of
+    ~1), and it lags a minute behind the machine."""
+    cores = _usable_cores()
+    if cores < 2:
+        return False
+    running = _runnable_now()
+    if running is not None:
+        return running - 1 <= cores - 2  # this thread is one of them
     try:
-        return cores >= 2 and os.getloadavg()[0] <= cores - 1
+        return os.getloadavg()[0] <= cores - 1
     except (OSError, AttributeError):  # no load average on this platform
         return False
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _runnable_now() -> int | None:
+    """Threads runnable on the machine now (the fourth field of /proc/loadavg: runnable/all)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @contextmanager

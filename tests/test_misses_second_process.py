@@ -105,3 +105,22 @@ def test_no_interpreter_to_start_is_one_process(one_process, monkeypatch):
     monkeypatch.setattr(missworker, "command", lambda: ["/nonexistent/python3"])
     mem = Memory(demo)
     assert _outputs(review_misses(mem, second_process=True), mem) == expected
+
+
+def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
+    from engine import missreview
+
+    monkeypatch.setattr(missreview, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)  # this process alone
+    assert missreview.core_is_free()
+    monkeypatch.setattr(missreview, "_runnable_now", lambda: 2)  # another thread wants a core
+    assert not missreview.core_is_free()
+    # Where the runnable count is not kept: the one-minute load average, at most cores - 1.
+    monkeypatch.setattr(missreview, "_runnable_now", lambda: None)
+    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
+    assert missreview.core_is_free()
+    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (1.3, 0.5, 0.5))
+    assert not missreview.core_is_free()
+    monkeypatch.setattr(missreview, "_usable_cores", lambda: 1)
+    monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)
+    assert not missreview.core_is_free()  # one core: nothing to share
