@@ -164,11 +164,7 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
         helper = SecondReviewer(memory, entries, near=near, resident=resident)
     if resident:
         memory.hold_text_in_memory()
-    with reviewing(memory):
-        # Each entry brings new words: stemmed here in one Snowball call per language, not
-        # one call each as they are met (the text leg and the coverage rule read the stems).
-        # The questions are split as one text (the same words: a space separates them anyway).
-        stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(e.question))[0] for e in entries]))))
+    with reviewing(memory, [e.question for e in entries]):
         if helper is not None:
             reviews = helper.reviews(memory)
         else:
@@ -212,10 +208,14 @@ def _runnable_now() -> int | None:
 
 
 @contextmanager
-def reviewing(memory) -> Iterator:
-    """Where a review's entries are answered: against one snapshot (yielded), the collector
-    paused, a file's words read once (this thread's)."""
+def reviewing(memory, questions: list[str]) -> Iterator:
+    """Where a review of these questions is made: against one snapshot (yielded), the
+    collector paused, a file's words read once (this thread's), their words stemmed ahead."""
     with memory.one_state() as snap, collector.paused():
+        # Each entry brings new words: stemmed here in one Snowball call per language, not one
+        # call each as they are met (the text leg and the coverage rule read the stems). The
+        # questions are split as one text (the same words: a space separates them anyway).
+        stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(q))[0] for q in questions]))))
         _review.texts = {}
         try:
             yield snap

@@ -58,7 +58,7 @@ class SecondReviewer:
     def reviews(self, memory: Memory) -> tuple:
         """Each entry's review, in order: the first half here, the second the child's, and
         what it has not sent when this process gets there made here, from the end. The
-        caller holds `reviewing(memory)`."""
+        caller holds `reviewing(memory, ...)`."""
         entries, near, half = self.entries, self.near, self.half
         try:
             mine = [review_one(memory, e, near=near) for e in entries[:half]]
@@ -204,7 +204,7 @@ def _serve() -> None:
         out.flush()
 
     collector.no_pass_at_exit()
-    with reviewing(memory) as snap:
+    with reviewing(memory, questions) as snap:
         send(state_of(snap))
         for q in questions:
             send(to_wire(review_one(memory, MissEntry(0, "", "", q), near=near)))

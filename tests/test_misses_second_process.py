@@ -62,7 +62,7 @@ def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process,
     mem = Memory(demo)
     entries = load(demo / "kb-misses.txt")[0]
     helper = missworker.SecondReviewer(mem, entries, near=3, resident=False)
-    with reviewing(mem):
+    with reviewing(mem, [e.question for e in entries]):
         reviews = helper.reviews(mem)
     assert helper.from_child > 0  # the child's reviews were used
     report = review_misses(Memory(demo), second_process=False)
