@@ -359,16 +359,19 @@ class _FileKeys:
         """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with a
         span's words run together (their trigrams: `grams`), computed as _propose computes it.
         Not kept: the text is a span's, and `best_for` keeps the span."""
-        # No key shares more grams with it than all the keys together: when even that and
-        # the smallest key fall short of the floor, no key is measured.
-        reach = len(grams & self.all_joined_grams)
-        if 2.0 * reach / (len(grams) + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+        if not self.joined_may_reach(grams):
             return ()
         shared: dict[int, int] = {}
         for g in grams:
             for o in self.by_joined_gram.get(g, ()):
                 shared[o] = shared.get(o, 0) + 1
         return tuple(o for o, k in shared.items() if 2.0 * k / (len(grams) + len(self.joined[o])) >= SUGGEST_MIN_DICE)
+
+    def joined_may_reach(self, grams: frozenset[str]) -> bool:
+        """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
+        false for most spans: no key shares more grams with it than all the keys together, so
+        when even that and the smallest key fall short of the floor, no key can."""
+        return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
     def near_span(self, span: tuple[str, ...], grams: frozenset[str]) -> list[int]:
         """The keys that can reach the floor with `span` (its words run together: their
@@ -440,11 +443,17 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     if not spans:
         return None
     span_text = ["".join(span) for span in spans]
+    span_words = list(dict.fromkeys(w for span in spans for w in span))
+    span_grams = [trigrams(t) for t in span_text]
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
+        # Most files have no key any span can reach (no word of the spans is spelled near one of
+        # their words, no span run together near one run together): then no span is measured.
+        if not any(map(prepared.near_word, span_words)) and not any(map(prepared.joined_may_reach, span_grams)):
+            continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
         for si, span in enumerate(spans):
