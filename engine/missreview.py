@@ -216,11 +216,11 @@ def reviewing(memory, questions: list[str]) -> Iterator:
         # call each as they are met (the text leg and the coverage rule read the stems). The
         # questions are split as one text (the same words: a space separates them anyway).
         stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(q))[0] for q in questions]))))
-        _review.texts = {}
+        _review.texts, _review.near_files = {}, {}
         try:
             yield snap
         finally:
-            _review.texts = None
+            _review.texts = _review.near_files = None
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
@@ -283,7 +283,7 @@ def _terms_of(matched: str) -> tuple[str, ...]:
 
 
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_review = threading.local()  # review_misses's per-review cache of a file's words, for its thread
+_review = threading.local()  # a review's own memory, for its thread: a file's words, its NearFiles
 
 
 def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
@@ -299,10 +299,18 @@ def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
 
 
 def _near(snap, base: str, path: str, rank: int | None) -> NearFile:
-    rec = snap.records.get(base, {}).get(path)
-    keys = tuple(rec.keys) if rec and rec.is_entry else ()
-    return NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
-                    bool(rec and rec.is_entry))
+    # A review's entries name the same few files at the same ranks thousands of times: each
+    # is made once per review (its snapshot's), and shared (it is frozen).
+    made = getattr(_review, "near_files", None)
+    got = made.get((base, path, rank)) if made is not None else None
+    if got is None:
+        rec = snap.records.get(base, {}).get(path)
+        keys = tuple(rec.keys) if rec and rec.is_entry else ()
+        got = NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
+                       bool(rec and rec.is_entry))
+        if made is not None:
+            made[(base, path, rank)] = got
+    return got
 
 
 def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
