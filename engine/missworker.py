@@ -23,14 +23,12 @@ import struct
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
-from . import collector
+from . import collector, helperprocess
 from .clean import repaired
 from .memory import Memory
 from .misses import MissEntry
 from .missreview import MissReview, NearFile, Proposal, review_one, reviewing
-from .prepworker import PIPE_BYTES, widen_pipe
 from .question import cut_question
 
 _FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
@@ -112,12 +110,7 @@ class _Child:
         self._checked = False  # the child's first frame is its index's state, compared here
         self._proc: subprocess.Popen | None = None
         try:
-            env = dict(os.environ)  # the child imports this copy of the engine, wherever it is
-            here = str(Path(__file__).resolve().parents[1])
-            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            self._proc = subprocess.Popen(command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, env=env)
-            widen_pipe(self._proc.stdout)
+            self._proc = helperprocess.start(command())
             os.set_blocking(self._proc.stdout.fileno(), False)
             work = marshal.dumps((list(paths), questions, near, resident))
         except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
@@ -135,7 +128,7 @@ class _Child:
         try:
             if not select.select([self._proc.stdout], [], [], 0)[0]:
                 return []
-            chunk = os.read(self._proc.stdout.fileno(), PIPE_BYTES)
+            chunk = os.read(self._proc.stdout.fileno(), helperprocess.PIPE_BYTES)
         except BlockingIOError:
             return []
         except (OSError, ValueError):
@@ -168,16 +161,7 @@ class _Child:
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-        for pipe in (proc.stdin, proc.stdout):
-            try:
-                pipe.close()
-            except OSError:
-                pass  # the work it had not read yet, which nothing needs now
-        proc.wait()
+        helperprocess.stop(proc)
 
 
 def _write_and_close(pipe, data: bytes) -> None:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import helperprocess
 from .prepared import Prepared, from_wire, prepare, to_wire
 
 _FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
@@ -56,14 +57,7 @@ class PrepWorker:
         self._proc: subprocess.Popen | None = None
         self._next = 0
         try:
-            # The child imports this copy of the engine, wherever it was imported from.
-            env = dict(os.environ)
-            here = str(Path(__file__).resolve().parents[1])
-            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            self._proc = subprocess.Popen(
-                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-            )
-            widen_pipe(self._proc.stdout)
+            self._proc = helperprocess.start(command())
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
             work = (str(root), theirs)
             self._proc.stdin.write(marshal.dumps(work))
@@ -103,30 +97,7 @@ class PrepWorker:
     def close(self) -> None:
         """Stop the child (the build finished, or failed part way) and reap it."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
-        proc.wait()
-
-
-# How much the child may run ahead: a pipe holds 64 KB (about four notes) unless widened. On
-# a loaded machine each side that waits on a full or empty pipe waits for its turn on a core
-# too, so a narrow pipe made the two processes take turns; at 1 MB (Linux's cap for an
-# ordinary user) each side runs a time slice through.
-PIPE_BYTES = 1 << 20
-
-
-def widen_pipe(pipe) -> None:
-    try:
-        import fcntl  # POSIX only
-
-        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError, ValueError):
-        pass  # another platform, or a lower cap: the pipe keeps its size, the build its answer
+        helperprocess.stop(proc)
 
 
 def _serve() -> None:
