@@ -111,16 +111,16 @@ def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
     from engine import missreview
 
     monkeypatch.setattr(missreview, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
     monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)  # this process alone
     assert missreview.core_is_free()
     monkeypatch.setattr(missreview, "_runnable_now", lambda: 2)  # another thread wants a core
     assert not missreview.core_is_free()
-    # Where the runnable count is not kept: the one-minute load average, at most cores - 1.
-    monkeypatch.setattr(missreview, "_runnable_now", lambda: None)
-    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
+    monkeypatch.setattr(missreview, "_runnable_now", lambda: None)  # not kept: the average decides
     assert missreview.core_is_free()
-    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (1.3, 0.5, 0.5))
-    assert not missreview.core_is_free()
-    monkeypatch.setattr(missreview, "_usable_cores", lambda: 1)
     monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)
+    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (1.7, 0.5, 0.5))  # busy this last minute
+    assert not missreview.core_is_free()
+    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.2, 0.5, 0.5))
+    monkeypatch.setattr(missreview, "_usable_cores", lambda: 1)
     assert not missreview.core_is_free()  # one core: nothing to share
