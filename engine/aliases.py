@@ -7,14 +7,14 @@ reach one of them and not the other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from .normalize import terms
+from .record import record
 from .textfile import read_regular_text, text_lines
 
 
-@dataclass(frozen=True)
+@record
 class Alias:
     """One line of kb-aliases.txt: these words also mean those."""
 

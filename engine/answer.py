@@ -1,21 +1,22 @@
 """The one answer object every surface renders (CLI text, JSON, the reading room, MCP).
 
 `Memory.ask` builds it; nothing else assembles a pipeline. Field names follow the JSON of
-"How the Catalogue Ranks" (`kb route --json`), so `to_json()` is a plain walk over these dataclasses.
+"How the Catalogue Ranks" (`kb route --json`), so `to_json()` is a plain walk over these records (engine/record.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+from .record import as_dict, factory, record
 from .textsearch import ChunkFields, ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
 
-@dataclass(frozen=True)
+@record
 class Passage:
     """One chunk of a note, as handed to a reader."""
 
@@ -24,7 +25,7 @@ class Passage:
     excerpt: str
 
 
-@dataclass(frozen=True)
+@record
 class KeywordHit:
     """One entry as the keyword scorer (the labels) ranked it."""
 
@@ -43,7 +44,7 @@ class KeywordHit:
         return f"{self.base}/{self.path}"
 
 
-@dataclass(frozen=True)
+@record
 class TextHit(ChunkFields):
     """One file as the text scorer (FTS5 BM25) ranked it, at its best chunk."""
 
@@ -57,7 +58,7 @@ class TextHit(ChunkFields):
         return f"{self.base}/{self.path}"
 
 
-@dataclass(frozen=True)
+@record
 class Result:
     """One row of the fused reading list."""
 
@@ -83,7 +84,7 @@ class Result:
         return f"{self.base}/{self.path}"
 
 
-@dataclass(frozen=True)
+@record
 class Gate:
     """Whether the keyword ranking may be served, and the floor it was judged against."""
 
@@ -94,7 +95,7 @@ class Gate:
     min_entries_to_route: int
 
 
-@dataclass(frozen=True)
+@record
 class Confidence:
     """How far the top keyword file can be trusted: agreement, score, margin."""
 
@@ -103,7 +104,7 @@ class Confidence:
     margin: float | None  # keyword top / keyword second; None when one file scored
 
 
-@dataclass(frozen=True)
+@record
 class AgentTotal:
     """One agent's folded score, and its parts per species."""
 
@@ -114,7 +115,7 @@ class AgentTotal:
     tools: float = 0.0
 
 
-@dataclass(frozen=True)
+@record
 class AgentChoice:
     """The owner: the agent chosen, by what, and by how much."""
 
@@ -131,7 +132,7 @@ class AgentChoice:
     note: str | None = None  # why the classifier did not choose, when it was asked
 
 
-@dataclass(frozen=True)
+@record
 class Indexed:
     """What was indexed when the question was answered."""
 
@@ -141,7 +142,7 @@ class Indexed:
     chunks: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class Miss:
     """A recall loss, as recorded (or not) in kb-misses.txt."""
 
@@ -153,7 +154,7 @@ class Miss:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Timings:
     """Where the answer's milliseconds went."""
 
@@ -163,7 +164,7 @@ class Timings:
     total_ms: float = 0.0
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """Everything one question produces; every surface renders this."""
 
@@ -174,7 +175,7 @@ class Answer:
     confidence: Confidence
     agent: AgentChoice
     keyword: tuple[KeywordHit, ...]
-    text: tuple[TextHit, ...]
+    text: Sequence[TextHit]  # the pool's TextHits (engine/textpool.py), each built when read
     results: tuple[Result, ...]
     indexed: Indexed
     unreachable: tuple[str, ...]
@@ -183,8 +184,8 @@ class Answer:
     reindexed: int  # files brought up to date before answering
     suggestions: tuple[str, ...]
     miss: Miss | None
-    timings: Timings = field(default_factory=Timings)
-    stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+    timings: Timings = factory(Timings)
+    stages: dict[str, Any] = factory(dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
     question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
     index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
@@ -228,7 +229,7 @@ class Answer:
                 "entries": self.indexed.entries,
             },
             "keyword_top": self.keyword_top,
-            "miss": asdict(self.miss) if self.miss else None,
+            "miss": as_dict(self.miss) if self.miss else None,
             "question": self.question,
             "results": [_result_json(r) for r in self.results],
             "skipped": list(self.skipped),
@@ -266,7 +267,7 @@ def _result_json(r: Result) -> dict[str, Any]:
         "why": r.why,
         "matched": list(r.matched),
         "species": r.species,
-        "passages": [asdict(p) for p in r.passages],
+        "passages": [as_dict(p) for p in r.passages],
     }
     if r.rerank_score is not None:
         row["rerank_score"] = r.rerank_score

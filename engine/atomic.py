@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from .nofollow import refuse_links
@@ -35,7 +34,7 @@ def write_atomic(
         refuse_read_only(path, st, "replace")
     if mode is None:
         mode = st.st_mode & 0o7777 if st is not None else 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
@@ -99,6 +98,15 @@ def _last_byte(fd: int, size: int) -> bytes | None:
 _TEMP_STEM_BYTES = 200
 
 
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file in `path`'s folder, named after it: (descriptor, its path)."""
+    # tempfile (with random) is ~1 ms to import where no site module brought it in already,
+    # and most runs of a one-shot `kb route` write nothing: imported when a file is written
+    import tempfile
+
+    return tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
+
+
 def _temp_prefix(path: Path) -> str:
     """`.name.`, the name cut so the temporary file's name stays legal for any legal `path`
     (a 250-byte note name was once refused because its temporary name was too long)."""
@@ -128,7 +136,7 @@ def create_atomic(path: str | os.PathLike[str], data: str | bytes, *, encoding: 
     """
     path = Path(path)
     raw = data.encode(encoding) if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
         # A new note is read by whoever reads its siblings: the mode open() would give it,
         # not mkstemp's 0600 (another user's failed read was once stored in a shared index).

@@ -46,13 +46,13 @@ import time
 import weakref
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from . import catalogue as catalogue_module
 from . import normalize as normalize_module
 from . import stopwords as stopwords_module
 from .atomic import write_atomic
+from .record import fields as record_fields, record, replace
 from .sealedfile import Blobs, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, read_sealed, seal, source_digest
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
@@ -75,7 +75,7 @@ VOCABULARY_MAX_CHUNKS = 2_000
 _PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
 
 
-@dataclass(frozen=True)
+@record
 class Opening:
     """One base's index as a fresh process needs it (from the cache or read anew)."""
 
@@ -240,7 +240,7 @@ def _read(con, key) -> Opening:
             # One string, not a set: 2,000 bases' sets were a million objects to load. A line
             # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
             vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
-    fields = tuple(FileRecord.__dataclass_fields__)
+    fields = record_fields(FileRecord)
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
     words = {}

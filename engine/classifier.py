@@ -33,11 +33,12 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from .answer import AgentChoice
 from .clean import flat
+from .record import replace
 from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
 

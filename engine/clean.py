@@ -12,6 +12,7 @@ decided once.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # The pieces of "unsafe". C0 controls but tab and newline (those two are layout in prose), DEL
 # and the C1 controls (U+009B is a CSI to many terminals), the bidi overrides and isolates,
@@ -25,16 +26,16 @@ _SEPARATORS = r"\u2028\u2029"
 _SURROGATES = r"\ud800-\udfff"
 
 # Prose on a screen or in `kb` text: layout kept, controls and bidi not.
-CONTROL = re.compile(f"[{_C0_BUT_LAYOUT}{_DEL_C1}{_BIDI}]")
+_CONTROL = f"[{_C0_BUT_LAYOUT}{_DEL_C1}{_BIDI}]"
 # A name (a path, a base, a key) on one line, as itself: nothing may break or forge the line.
-_NAME_UNSAFE = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}{_BIDI}{_SURROGATES}]")
+_NAME_UNSAFE = f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}{_BIDI}{_SURROGATES}]"
 # What json.dumps(ensure_ascii=False) leaves raw (it escapes C0 itself) and a terminal may act
 # on; and a lone surrogate, which written raw makes the output invalid UTF-8 but as \udcXX is
 # valid JSON that reads back to the same string (os.fsencode then gives the name's own bytes).
-_JSON_UNSAFE = re.compile(f"[{_DEL_C1}{_BIDI}{_SURROGATES}]")
+_JSON_UNSAFE = f"[{_DEL_C1}{_BIDI}{_SURROGATES}]"
 # What would end a log line early or add one, and the controls a log read in a terminal must
 # not carry. U+2028/U+2029 are text: the logs end a line at "\n" alone (engine/textfile).
-_LINE_BREAKING = re.compile(f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}]+")
+_LINE_BREAKING = f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}]+"
 REPLACEMENT = "\ufffd"
 # Every character str.splitlines() ends a line at: what a value kept on one line of a note may
 # not hold, and where a reader that streams a note must cut as splitlines would.
@@ -42,12 +43,19 @@ LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 # Surrogates that are not surrogateescape's stand-ins for bytes (U+DC80-U+DCFF): a lone one
 # from JSON ("\ud800") has no byte behind it to recover.
-_NOT_A_BYTE = re.compile(r"[\ud800-\udc7f\udd00-\udfff]")
+_NOT_A_BYTE = r"[\ud800-\udc7f\udd00-\udfff]"
+
+
+@cache
+def _pattern(source: str) -> re.Pattern[str]:
+    """One of the patterns above, compiled the first time it is used: each takes ~0.3 ms to
+    compile, and a one-shot `kb route --json` uses one of the five."""
+    return re.compile(source)
 
 
 def visible(text: str) -> str:
     """`text` with tabs as spaces and every other unsafe character shown as U+FFFD (for a screen)."""
-    return CONTROL.sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
+    return _pattern(_CONTROL).sub(REPLACEMENT, text.replace("\t", "    ").replace("\r\n", "\n"))
 
 
 def one_line(text: str) -> str:
@@ -58,12 +66,12 @@ def one_line(text: str) -> str:
 def escaped(text: str) -> str:
     """Every unsafe character written out as \\xNN (or `?` above U+00FF): for plain-text output,
     where the reader should see that something was there and what."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", text)
+    return _pattern(_CONTROL).sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "?", text)
 
 
 def flat(text: str) -> str:
     """One line with every unsafe character a space: text that must not add a line to a prompt."""
-    return " ".join(CONTROL.sub(" ", text).split())
+    return " ".join(_pattern(_CONTROL).sub(" ", text).split())
 
 
 def _escape(ch: str) -> str:
@@ -80,19 +88,19 @@ def _escape(ch: str) -> str:
 def shown(name: str) -> str:
     """`name` with every character that could break or forge a line escaped (\\n, \\t, \\xe9):
     a note's path, a base, a key, a question, every value `kb` prints on a line of its own."""
-    return _NAME_UNSAFE.sub(lambda m: _escape(m.group()), name)
+    return _pattern(_NAME_UNSAFE).sub(lambda m: _escape(m.group()), name)
 
 
 def json_safe(text: str) -> str:
     """JSON text with what a terminal may act on written as \\uXXXX: it parses to the same strings."""
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return _pattern(_JSON_UNSAFE).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def log_line(text: str) -> str:
     """One line of a log that is read back a line per "\n": every run of line-breaking or
     control characters a single space (bidi marks and U+2028/U+2029 are kept: the log is
     data, not a screen)."""
-    return _LINE_BREAKING.sub(" ", repaired(text)).strip()
+    return _pattern(_LINE_BREAKING).sub(" ", repaired(text)).strip()
 
 
 def as_text(name: str) -> str:
@@ -116,5 +124,5 @@ def repaired(text: str) -> str:
     replaced by U+FFFD. Text that already encodes comes back unchanged."""
     if is_valid_text(text):
         return text
-    raw = _NOT_A_BYTE.sub("\ufffd", text).encode("utf-8", "surrogateescape")
+    raw = _pattern(_NOT_A_BYTE).sub("\ufffd", text).encode("utf-8", "surrogateescape")
     return raw.decode("utf-8", "replace")

@@ -10,15 +10,14 @@ base and is never expanded, since expanding it would silently drop the parent's 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import KbError
 from .mapfiles import MAP_NAMES
+from .record import factory, record
 from .textfile import read_regular_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
@@ -37,6 +36,8 @@ def copy_notes(src: Path, dest: Path, *also: str, notes_only: bool = False) -> P
     `notes_only` copies only what kb reads (markdown and its own text files, no hidden
     folder): a docs folder's images, archives or node_modules beside the notes were copied
     whole to the temporary folder for every `kb label`, gigabytes for nothing."""
+    import shutil  # for a copy: no module a route needs imports it at the top
+
     skip = shutil.ignore_patterns(*LEFT_BEHIND, *also)
 
     def ignore(folder: str, names: list[str]) -> set[str]:
@@ -66,13 +67,13 @@ def _read_by_kb(path: str) -> bool:
     return (name.endswith(".md") or name in READ_BESIDE_NOTES) and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
 
 
-@dataclass(frozen=True)
+@record
 class Base:
     """One agent's folder of notes."""
 
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
-    agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
+    agent: Mapping[str, str] = factory(dict)  # agent.txt: name, role, ends (an AgentCard)
 
     @property
     def index_path(self) -> Path:
@@ -84,7 +85,7 @@ class Base:
         return self.agent.get("name") or self.name
 
 
-@dataclass(frozen=True)
+@record
 class Fleet:
     """The bases a question is asked of, and the fleet's settings."""
 

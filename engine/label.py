@@ -31,10 +31,14 @@ MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
 MAX_PURPOSE_CHARS = 160
+# A proposed key is a phrase a person types: the longest title in the four label corpora is 11
+# words, the longest hand-written key in the demo 12. Past either cap a "key" (a paragraph set
+# as a heading, a 20,000-word title) matches no question and buries the label line.
+MAX_KEY_WORDS = 12
+MAX_KEY_CHARS = 120
 SINGULAR_MAX_TERMS = 3  # a name longer than this gets no singular variant
 SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this share as densely as the densest
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 # Lines that are not prose: tables, html, admonitions, link references, images, front matter.
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
@@ -133,9 +137,15 @@ def prose_lines(text: str) -> list[str]:
     return out
 
 
+def _unmarked(raw: str) -> str:
+    """A title or heading as words: a link's text and never its target (`[x](y.md)` is "x"),
+    no footnote reference, inline html, attribute list or emoji shortcode."""
+    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", raw))))
+
+
 def _heading_name(raw: str) -> str:
     """A heading's words as written, without markup, a closing `#` run or a step number."""
-    name = _SEQUENCE_MARK.sub("", _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", raw)).strip())
+    name = _SEQUENCE_MARK.sub("", _unmarked(raw).strip())
     return " ".join(name.rstrip().rstrip("#").split())
 
 
@@ -156,23 +166,24 @@ def pointer_headings(text: str) -> set[str]:
     out: set[str] = set()
     if ".md" not in text:
         return out  # no link to a note: nothing to point to (and most notes end here)
+    lines, (front, heads, underlines) = _lines_and_layout(text)  # `#` and underlined, as the parser reads them
     current, size, linked, in_fence = None, 0, False, False
 
     def close() -> None:
         if current is not None and linked and size <= POINTER_MAX_WORDS:
             out.add(current)
 
-    for line in text.splitlines():
+    for i in range(front, len(lines)):
+        line = lines[i]
         if FENCE.match(line):
             in_fence = not in_fence
             size += POINTER_MAX_WORDS + 1  # a section with code of its own is no pointer
             continue
-        if in_fence:
+        if in_fence or i in underlines:
             continue
-        m = _HEADING.match(line)
-        if m:
+        if i in heads:
             close()
-            current, size, linked = _heading_name(m.group(2)), 0, False
+            current, size, linked = _heading_name(heads[i][1]), 0, False
             continue
         if current is None:
             continue
@@ -254,7 +265,7 @@ def names(relpath: str, title: str) -> set[str]:
     """The note's whole title and whole file name, each as its terms joined by spaces."""
     out = set()
     for name in (title, _name_of(relpath)):
-        t = terms(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", name)))
+        t = terms(_unmarked(name))
         if t:
             out.add(" ".join(t))
     return out
@@ -438,7 +449,8 @@ def propose(
         nonlocal variants
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
         full = variants >= MAX_VARIANTS if variant else len(keys) - variants >= MAX_KEYS
-        if full or not key or not searchable(key):
+        too_long = len(key) > MAX_KEY_CHARS or key.count(" ") >= MAX_KEY_WORDS
+        if full or not key or too_long or not searchable(key):
             return
         sig = tuple(terms(key))
         if sig in taken:
@@ -468,7 +480,7 @@ def propose(
     stream = _term_stream(prose_lines(text))
     tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
     prose_words = set(tf)
-    title_words = " ".join(words(_HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", note.title)))) if note.title else ""
+    title_words = " ".join(words(_unmarked(note.title))) if note.title else ""
     if title_words:
         offer(title_words, "title")
         offer(singular(title_words.split(), prose_words), "title", variant=True)

@@ -18,7 +18,6 @@ import os
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -50,6 +49,7 @@ from .normalize import terms as normalise
 from .purpose import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
+from .record import record, replace
 from .rrf import rrf, rrf_top
 from .indexupdate import IndexReport
 from .notestore import FileRecord
@@ -93,7 +93,7 @@ def _out_of_collectors_sight() -> None:
     _frozen = True
 
 
-@dataclass(frozen=True)
+@record
 class Snapshot:
     """Everything routing needs that changes only when notes change; swapped whole."""
 
@@ -109,7 +109,7 @@ class Snapshot:
     openings: dict | None = None  # base -> catalogue_cache.Opening the snapshot was built from
 
 
-@dataclass(frozen=True)
+@record
 class Reask:
     """A question asked again for what `kb misses` reads of it, and nothing else: the
     verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
@@ -127,7 +127,7 @@ class Reask:
         return self.keyword.id_at(0) if self.keyword else None
 
 
-@dataclass(frozen=True)
+@record
 class Routed:
     """What the route step decided from the labels alone."""
 
@@ -141,11 +141,11 @@ class Routed:
     keyword_ms: float
 
 
-@dataclass(frozen=True)
+@record
 class Reading:
     """What the read step found: the text leg's hits and the page of the reading list."""
 
-    text: tuple[TextHit, ...]
+    text: TextHits
     results: tuple[Result, ...]
     stages: dict[str, Any]
     text_ms: float

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .normalize import terms
+from .yamlscalar import one_line_scalar
 
 # No two unbounded runs of one class sit side by side in these patterns (`\s*\s*`, `[^\]]*`
 # starting at every `[`): a hostile line of a megabyte must cost linear time, not hours.
@@ -88,15 +89,17 @@ def front_matter_end(lines: list[str]) -> int:
     return front_matter_state(lines) or 0
 
 
+# A title is one line: a line break or tab a quoted YAML value spells (`\n`, `\t`) is a space.
+_ONE_LINE = str.maketrans({ch: " " for ch in "\n\r\t\v\f\x85\u2028\u2029"})
+
+
 def front_matter_title(lines) -> str:
-    """The `title:` of the front matter's lines (quotes dropped), or ""."""
+    """The `title:` of the front matter's lines, read as YAML reads a one-line value
+    (engine/yamlscalar.py: quotes and their escapes), or ""."""
     for line in lines:
         m = _YAML_TITLE.match(line)
         if m:
-            value = m.group(1).strip()
-            if len(value) > 1 and value[0] == value[-1] and value[0] in "\"'":
-                value = value[1:-1]
-            return value.strip()
+            return one_line_scalar(m.group(1)).translate(_ONE_LINE).strip()
     return ""
 
 

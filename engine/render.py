@@ -109,10 +109,32 @@ def fusion_sum(fusion: dict) -> str:
     return f"{fused.formula} {fused.value:,} = {parts}"
 
 
+def result_rows(a: Answer, top: int) -> list[str]:
+    """The fused reading list's first `top` rows: score, agent, path, provenance, excerpt."""
+    lines = []
+    for r in a.results[:top]:
+        lines.append(f"  {r.score:.3f}  {printable(r.base):<8} {printable(r.path):<44} {r.why}")
+        if r.passages:
+            lines.append(f"         {one_line(r.passages[0].excerpt)}")
+        if r.fusion is not None:
+            lines.append("         " + fusion_sum(r.fusion))
+        if r.rerank_score is not None:
+            lines.append(f"         rerank {r.rerank_score:+.3f}")
+    return lines
+
+
+def unvouched_rows(a: Answer, top: int) -> list[str]:
+    """On a refusal, the rows the text scorer found anyway, said to be what they are."""
+    rows = result_rows(a, top)
+    return ["", "  the text scorer alone found these; no label vouches for them:", *rows] if rows else []
+
+
 def route_keywords(a: Answer, top: int) -> str:
     lines = header(a) + notices(a) + [""]
     if not a.keyword:
-        lines += nothing_block(a)
+        # The seed's reply to a miss, then the text scorer's rows: --json and the room's
+        # reading list carry them, so the plain reply must not hide what the fleet holds.
+        lines += nothing_block(a) + unvouched_rows(a, top)
         lines += who_lines(a)
         return "\n".join(lines)
     for i, k in enumerate(a.keyword[:top], start=1):
@@ -128,18 +150,11 @@ def route_hybrid(a: Answer, top: int) -> str:
     if a.verdict == "nothing" and a.indexed.entries == 0 and a.results:
         # "The labels do not carry the words" would be false: there are no labels at all.
         lines += ["  the text scorer found these; no note has a label yet, so none can be a HIT:"]
+        lines += result_rows(a, top)
     elif a.verdict == "nothing":
-        lines += nothing_block(a)
-        if a.results:
-            lines += ["", "  the text scorer alone found these; no label vouches for them:"]
-    for r in a.results[:top]:
-        lines.append(f"  {r.score:.3f}  {printable(r.base):<8} {printable(r.path):<44} {r.why}")
-        if r.passages:
-            lines.append(f"         {one_line(r.passages[0].excerpt)}")
-        if r.fusion is not None:
-            lines.append("         " + fusion_sum(r.fusion))
-        if r.rerank_score is not None:
-            lines.append(f"         rerank {r.rerank_score:+.3f}")
+        lines += nothing_block(a) + unvouched_rows(a, top)
+    else:
+        lines += result_rows(a, top)
     if a.verdict != "nothing":
         lines += ["", verdict_line(a)]
     lines += who_lines(a)

@@ -12,7 +12,8 @@ lines, so a reply of ours never lands inside one of the library's.
 Decisions where JSON-RPC is silent: a blank line is no message and gets no reply; text that
 is not UTF-8 is a parse error (the library would have read it with U+FFFD in place); a lone
 surrogate (`"\\ud800"`) is JSON but no text, so the request is invalid, answered under its
-id when it has one; a batch is not part of MCP, so an array gets one -32600 with id null.
+id when it has one; a batch is not part of MCP, so an array gets one -32600 with id null; an
+integer past Python's limit on digits (4,300) is JSON but no number kb takes, so -32600 too, under the id.
 """
 
 from __future__ import annotations
@@ -37,19 +38,19 @@ def refusal(line: bytes) -> dict[str, Any] | None:
     except UnicodeDecodeError as e:
         return _error(None, PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{line[e.start]:02x} at offset {e.start})")
     try:
-        message = json.loads(text)
-    except ValueError as e:  # JSONDecodeError, and a number too long to convert
-        return _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
-    except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
-        return _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
+        message, bad = _read(text)
+    except ValueError:
+        # An integer past Python's limit on reading digits (4,300 unless set), whose error
+        # advises sys.set_int_max_str_digits: no id or argument kb takes is that long.
+        return _too_long(text)
+    if bad:
+        return bad
     if isinstance(message, list):
         why = "an empty batch" if not message else "a batch (JSON-RPC batches are not part of MCP)"
         return _error(None, INVALID_REQUEST, f"Invalid Request: {why}")
     if not isinstance(message, dict):
         return _error(None, INVALID_REQUEST, f"Invalid Request: a JSON {type(message).__name__}, not an object")
-    msg_id = message.get("id")
-    if not isinstance(msg_id, (str, int)) or isinstance(msg_id, bool):
-        msg_id = None
+    msg_id = _id_of(message)
     surrogate = _lone_surrogate(message)
     if surrogate:
         return _error(msg_id, INVALID_REQUEST, f"Invalid Request: a lone surrogate (\\u{ord(surrogate):04x}) is not a character")
@@ -69,6 +70,42 @@ def refusal(line: bytes) -> dict[str, Any] | None:
         where = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int))
         return _error(msg_id, INVALID_REQUEST, f"Invalid Request: {where or 'message'}: {first.get('msg', e)}")
     return None
+
+
+def _read(text: str, parse_int=None) -> tuple[Any, dict[str, Any] | None]:
+    """The message, or the parse error it gets."""
+    try:
+        return json.loads(text, parse_int=parse_int), None
+    except json.JSONDecodeError as e:
+        return None, _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
+    except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
+        return None, _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
+
+
+def _too_long(text: str) -> dict[str, Any]:
+    """The refusal of a line holding an integer too long for Python to read: read again with
+    each such number as null, to answer under the message's id when the rest is a message."""
+    limit = sys.get_int_max_str_digits()
+    too_long: list[int] = []
+
+    def read_int(digits: str) -> int | None:
+        count = len(digits) - digits.startswith("-")
+        if count > limit:
+            too_long.append(count)
+            return None
+        return int(digits)
+
+    message, bad = _read(text, read_int)
+    if bad:  # not JSON after all, past the number
+        return bad
+    return _error(_id_of(message), INVALID_REQUEST,
+                  f"Invalid Request: a number of {too_long[0]:,} digits (kb reads integers of at most {limit:,})")
+
+
+def _id_of(message: Any) -> str | int | None:
+    """The message's id when it can be answered under it (a string or an integer), else None."""
+    msg_id = message.get("id") if isinstance(message, dict) else None
+    return msg_id if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool) else None
 
 
 def _lone_surrogate(message: Any) -> str:

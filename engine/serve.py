@@ -20,13 +20,13 @@ import logging
 import sys
 import threading
 import time
-from dataclasses import asdict
 from typing import Any
 
 from .clean import as_text
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
+from .record import as_dict
 from .errors import os_error_line
 from .rpcwire import CheckedWire
 from .toolargs import argument_problem
@@ -152,7 +152,7 @@ def build_server(memory: "Memory"):
     def kb_retrieve(question: str, top: int = 5) -> dict[str, Any]:
         """The fused reading list alone: the passages to read for a question, best first."""
         rows = memory.retrieve(question, top=max(1, min(top, 50)))
-        return {"question": question, "results": [dict(asdict(r), id=r.id) for r in rows]}
+        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows]}
 
     @server.tool(name="kb_remember")
     @guarded

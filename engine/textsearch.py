@@ -9,10 +9,10 @@ caller downstream has to remember which way a number points.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from .lazylist import LazyList
+from .record import record
 
 
 class ChunkText:
@@ -86,7 +86,7 @@ class ChunkFields:
         return self.chunk.get()[2]
 
 
-@dataclass(frozen=True)
+@record
 class TextMatch(ChunkFields):
     """One file at its best chunk."""
 

@@ -65,6 +65,7 @@ class NoteLoaded(Message):
     source: str
     line: int  # 1-based line of the best passage, 0 when unknown
     error: str | None = None
+    section_line: int = 0  # 1-based first line of the section holding `line`, 0 when unknown
 
 
 @dataclass

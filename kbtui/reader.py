@@ -41,45 +41,126 @@ WINDOW_FROM_LINES = 150  # a note longer than this paints a window first
 WINDOW_SCREENS = 1  # the window: one screen height of source lines from the passage (a line is at least a row)
 
 
+def _is_fence(line: str) -> bool:
+    return line.lstrip().startswith(("```", "~~~"))
+
+
+def heading_starts(lines: list[str]) -> list[int]:
+    """0-based first lines of the headings in `lines`, as the note parser finds them
+    (engine/notes.layout): `#` lines and underlined (setext) ones, outside code fences and
+    below the front matter. An underlined heading starts at its text, above the underline."""
+    from engine.notes import layout
+
+    return sorted(layout([ln.rstrip("\r\n") for ln in lines])[1])
+
+
 def window_of(source: str, line: int, height: int) -> tuple[int, str]:
     """(first line, text) of the part of `source` shown first: from the heading at or before
     1-based `line` (or the start) for `WINDOW_SCREENS` screens, ending at a blank line outside
     a code fence, so no block is cut in two."""
     lines = source.splitlines(keepends=True)
-    start = max(0, min(line - 1, len(lines) - 1)) if line > 1 else 0
-    while start > 0 and not lines[start].lstrip().startswith("#"):
-        start -= 1
+    at = max(0, min(line - 1, len(lines) - 1)) if line > 1 else 0
+    start = max((h for h in heading_starts(lines) if h <= at), default=0)
     end = min(len(lines), start + WINDOW_SCREENS * max(height, 10))
-    fenced = sum(1 for ln in lines[start:end] if ln.lstrip().startswith(("```", "~~~"))) % 2 == 1
+    fenced = sum(1 for ln in lines[start:end] if _is_fence(ln)) % 2 == 1
     while end < len(lines) and (fenced or lines[end - 1].strip()):
-        if lines[end].lstrip().startswith(("```", "~~~")):
+        if _is_fence(lines[end]):
             fenced = not fenced
         end += 1
     return start + 1, "".join(lines[start:end])
 
 
-def sections_of(source: str) -> list[tuple[int, str]]:
-    """(1-based first line, text) of each section of `source`: a cut before every heading
-    outside a code fence. The texts joined are `source` again."""
-    lines = source.splitlines(keepends=True)
-    out: list[tuple[int, str]] = []
-    start, fenced = 0, False
-    for i, ln in enumerate(lines):
-        stripped = ln.lstrip()
-        if stripped.startswith(("```", "~~~")):
+PASSAGE_LINES_MATCHED = 3  # a passage is placed by its first lines, matched in the source
+
+
+def passage_line(source: str, section_line: int, text: str) -> int:
+    """The 1-based line of `source` where a passage begins: a chunk is its section (which
+    begins at `section_line`) or a window of a long one, cut anywhere in a line, so its first
+    line is the end of a source line and the next ones are whole. `section_line` when the
+    passage is not found there (the source changed since it was indexed)."""
+    want = [ln.strip() for ln in text.strip().splitlines()[:PASSAGE_LINES_MATCHED]]
+    if not want or not want[0]:
+        return section_line
+    lines = source.splitlines()
+    for i in range(max(section_line - 1, 0), len(lines) - len(want) + 1):
+        if lines[i].rstrip().endswith(want[0]) and all(
+                lines[i + k].strip() == w for k, w in enumerate(want[1:], start=1)):
+            return i + 1
+    return section_line
+
+
+def opening_line(source: str, section_line: int, text: str, terms) -> int:
+    """Where the reader opens on a passage: the first of its lines that holds a word of the
+    question (one the reader highlights), else the line it begins at."""
+    start = passage_line(source, section_line, text)
+    pattern = pattern_for(terms)
+    lines = source.splitlines()
+    for i in range(start - 1, min(len(lines), start + text.strip().count("\n"))):
+        if spans(lines[i], pattern):
+            return i + 1
+    return start
+
+
+def section_line_of(source: str, line: int) -> int:
+    """The 1-based first line of the section holding 1-based `line` (1 above the first heading)."""
+    return 1 + max((h for h in heading_starts(source.splitlines()) if h <= line - 1), default=0)
+
+
+def paragraph_start(lines: list[str], at: int, section: int, heading: bool = True) -> int | None:
+    """The 0-based first line of the block holding line `at` (a paragraph, a list, a fence),
+    when it is not the first block of the section starting at line `section` (a heading's,
+    or the note's first line): a line after a blank one, outside a code fence and not
+    indented (code, or a list item's text), where a cut renders as the whole does. None when
+    there is no such later block."""
+    first = None if heading else section
+    start = None
+    fenced = False
+    for i in range(section + 1, min(at, len(lines) - 1) + 1):
+        line = lines[i]
+        if _is_fence(line):
             fenced = not fenced
-        elif not fenced and stripped.startswith("#") and i > start:
-            out.append((start + 1, "".join(lines[start:i])))
-            start = i
+            if not fenced or lines[i - 1].strip():
+                continue  # a closing fence, or one glued to the text above
+        elif fenced or not line.strip() or line[:1] in " \t" or lines[i - 1].strip():
+            continue
+        start = i
+        first = i if first is None else first
+    return start if start is not None and start != first else None
+
+
+def _sections(source: str, hit_line: int) -> list[tuple[int, str, bool]]:
+    """sections_of's sections, each marked True when it starts at a heading."""
+    lines = source.splitlines(keepends=True)
+    heads = set(heading_starts(lines))
+    cuts = set(heads)
+    if 1 < hit_line <= len(lines):
+        section = max((h for h in heads if h <= hit_line - 1), default=0)
+        cut = paragraph_start(lines, hit_line - 1, section, heading=section in heads)
+        if cut is not None:
+            cuts.add(cut)
+    out: list[tuple[int, str, bool]] = []
+    start = 0
+    for i in sorted(c for c in cuts if c > 0):
+        out.append((start + 1, "".join(lines[start:i]), start in heads))
+        start = i
     if start < len(lines) or not out:
-        out.append((start + 1, "".join(lines[start:])))
+        out.append((start + 1, "".join(lines[start:]), start in heads))
     return out
 
 
-def render_note(text: str, first_line: int, width: int, terms) -> tuple[list[Strip], list[tuple[int, int]], list[int]]:
-    """`text` (starting at source line `first_line`) rendered at `width`, section by section:
-    (rows, (source line, row) of each section, rows with a highlighted word). Pure: runs in
-    a thread."""
+def sections_of(source: str, hit_line: int = 0) -> list[tuple[int, str]]:
+    """(1-based first line, text) of each section of `source`: a cut before every heading
+    (`#` or underlined) outside a code fence, and one before the block holding 1-based
+    `hit_line`, so the reader scrolls to that block and not only to its section's start.
+    The texts joined are `source` again."""
+    return [(first, text) for first, text, _ in _sections(source, hit_line)]
+
+
+def render_note(text: str, first_line: int, width: int, terms,
+                hit_line: int = 0) -> tuple[list[Strip], list[tuple[int, int]], list[int]]:
+    """`text` (starting at source line `first_line`) rendered at `width`, section by section,
+    cut at the paragraph of 1-based source `hit_line` too: (rows, (source line, row) of each
+    section, rows with a highlighted word). Pure: runs in a thread."""
     from rich.markdown import Markdown as RichMarkdown  # imported here, off the event loop
 
     console = Console(width=max(width, 10), file=io.StringIO(), color_system="truecolor",
@@ -89,9 +170,11 @@ def render_note(text: str, first_line: int, width: int, terms) -> tuple[list[Str
     rows: list[Strip] = []
     anchors: list[tuple[int, int]] = []
     matches: list[int] = []
-    for offset, section in sections_of(text):
-        if rows:
-            rows.append(Strip.blank(width))  # Rich draws no space above a heading it starts with
+    for offset, section, at_heading in _sections(text, hit_line - first_line + 1 if hit_line >= first_line else 0):
+        if rows and (at_heading or rows[-1].text.strip()):
+            # Rich draws no space above a heading it starts with; the block cut at the hit
+            # gets the one blank row it had in the whole (a list brings its own).
+            rows.append(Strip.blank(width))
         anchors.append((first_line + offset - 1, len(rows)))
         for line in console.render_lines(RichMarkdown(section), options, pad=False):
             plain = "".join(seg.text for seg in line)
@@ -158,6 +241,7 @@ class ReaderScreen(Screen):
         self.forced_line = line
         self.terms = tuple(answer.terms) if answer is not None else ()
         self.best_line = 0
+        self.section_line = 0  # the first line of best_line's section: shown too when it fits
         self._matches: list[int] = []  # rows holding a highlighted word, for n and p
         self._source = ""
         self._window_out = threading.Event()  # the window's frame is out: render the rest
@@ -218,15 +302,19 @@ class ReaderScreen(Screen):
             if passage is not None:
                 for hp, body, ln in chunks:
                     if hp == passage.heading_path and body == passage.text:
-                        line = ln
+                        # The chunk's line is its section's: a window of a long section
+                        # starts further down, and the question's words further still.
+                        line = opening_line(source, ln, body, self.terms)
                         break
-        self.post_message(NoteLoaded(self.base, self.path, source, line))
+        section = section_line_of(source, line) if line > 1 else 0
+        self.post_message(NoteLoaded(self.base, self.path, source, line, section_line=section))
 
     def on_note_loaded(self, message: NoteLoaded) -> None:
         if message.error:
             self.query_one("#reader-header", Static).update(Text(f" {message.error}", style="bold red"))
             return
         self.best_line = message.line
+        self.section_line = message.section_line
         self._source = message.source
         view = self.query_one(NoteView)
         width = view.scrollable_content_region.width or max(10, self.size.width - 4)
@@ -234,14 +322,15 @@ class ReaderScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="render", description="render the note")
     def _typeset(self, source: str, line: int, width: int, height: int) -> None:
+        hit = self.best_line  # cut at its block too, so the reader can scroll to it
         if source.count("\n") > WINDOW_FROM_LINES:
             first, text = window_of(source, line, height)
-            rows, anchors, matches = render_note(text, first, width, self.terms)
+            rows, anchors, matches = render_note(text, first, width, self.terms, hit)
             self.post_message(NoteRendered(rows, anchors, matches, first, False, width))
             # The whole note's rendering competes for the interpreter with the window's
             # layout and frame: it waits for the frame (a bounded wait, never a hang).
             self._window_out.wait(0.5)
-        rows, anchors, matches = render_note(source, 1, width, self.terms)
+        rows, anchors, matches = render_note(source, 1, width, self.terms, hit)
         self.post_message(NoteRendered(rows, anchors, matches, 1, True, width))
 
     def on_note_rendered(self, message: NoteRendered) -> None:
@@ -260,6 +349,11 @@ class ReaderScreen(Screen):
         if not message.whole:
             self.call_after_refresh(self._window_out.set)
         target = view.row_of(line) if line > 1 else 0
+        if line == self.best_line and self.section_line:
+            # The section's heading stays in sight when the passage's block is on its screen.
+            heading = view.row_of(self.section_line)
+            if target - heading < max(view.size.height - 2, 1):
+                target = heading
         # Forced: the scrollbar that allows it is worked out at the next layout, in this frame.
         view.scroll_to(y=target, animate=False, immediate=True, force=True)
 

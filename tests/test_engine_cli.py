@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import site
 import subprocess
 import sys
 import time
@@ -144,6 +146,9 @@ NOT_FOR_A_PLAIN_ROUTE = (
 # What a route over an index already up to date must not import: the writer (parsing and
 # chunking notes), imported when a base is written.
 THE_WRITER = ("engine.notes", "engine.chunking", "engine.bignote", "engine.prepared")
+# ... nor `dataclasses` (with inspect, dis, ast, tokenize): the types a route builds are
+# records (engine/record.py); the writer's are dataclasses.
+NO_DATACLASSES = ("dataclasses", "inspect", "dis", "ast", "tokenize")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
@@ -171,18 +176,39 @@ def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
     assert not unwanted, f"`kb {verb}` imported {unwanted}: import them where they run"
 
 
-def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo):
+@pytest.mark.parametrize("verb", ["route", "boot"])
+def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb):
     time.sleep(RACY_NS / 1e9 + 0.2)  # no note young: none is re-read to be sure of it
     assert run_kb("index", str(demo)).returncode == 0
     question = "how much protein per meal"
-    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, "route", question, str(demo), "--json"], cwd=REPO,
-                       capture_output=True, text=True, timeout=120)
+    args = ["route", question, str(demo), "--json"] if verb == "route" else ["boot", "--text", str(demo)]
+    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, *args], cwd=REPO, capture_output=True, text=True,
+                       timeout=120, input=question if verb == "boot" else None)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["verdict"] == "hit"
+    if verb == "route":
+        assert json.loads(r.stdout)["verdict"] == "hit"
     imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
     assert "engine.indexupdate" in imported  # the stale check ran
-    unwanted = sorted(m for m in THE_WRITER if m in imported)
-    assert not unwanted, f"a route over an index up to date imported {unwanted}"
+    unwanted = sorted(m for m in THE_WRITER + NO_DATACLASSES if m in imported)
+    assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
+
+
+def test_a_route_that_writes_nothing_imports_no_tempfile(demo):
+    """tempfile (with random, and shutil's bz2 and lzma) is imported where a file is written.
+    Checked without site (`-S`): this machine's site imports tempfile for every interpreter.
+    (shutil itself comes with argparse, whose help formatter asks it the terminal's width.)"""
+    time.sleep(RACY_NS / 1e9 + 0.2)
+    assert run_kb("index", str(demo)).returncode == 0
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(site.getsitepackages()))  # Stemmer, without .pth files
+    args = [sys.executable, "-S", "-c", _IMPORTED_BY_A_RUN, "route", "how much protein per meal", str(demo), "--json"]
+    for _ in range(2):  # the first may keep what it derived (the opening cache); the second writes nothing
+        r = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["verdict"] == "hit"
+    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
+    assert "engine.memory" in imported and "Stemmer" in imported  # the real route, stemmed
+    unwanted = sorted(m for m in ("tempfile", "random") if m in imported)
+    assert not unwanted, f"a route that wrote nothing imported {unwanted}"
 
 
 def test_threads_asking_at_once_get_the_same_answers(demo):
@@ -215,3 +241,20 @@ def test_the_digests_without_hashlib_are_hashlibs():
     data = "nota: proteína por refeição\n".encode()
     assert blake2b(data, digest_size=8).hexdigest() == hashlib.blake2b(data, digest_size=8).hexdigest()
     assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_nothing_in_text_shows_the_text_legs_rows_that_json_lists(demo):
+    # The seed's reply on a miss (the refusal, then what the base holds that looks like the
+    # question) comes first; the text scorer's rows, which --json and the room's reading list
+    # carry, follow under a line saying no label vouches for them.
+    question = "how do I roll back"
+    a = json.loads(run_kb("route", question, str(demo), "--json").stdout)
+    assert a["verdict"] == "nothing" and a["results"]  # the premise: the text leg found passages
+    lines = run_kb("route", question, str(demo)).stdout.splitlines()
+    assert "  nothing matched. Either the base does not cover it, or the" in lines
+    assert "    backup do banco, database backup, parar o scroll, stop the scroll" in lines
+    lead = lines.index("  the text scorer alone found these; no label vouches for them:")
+    assert lead > lines.index("  and never finds a translation.")
+    rows = [line.split()[2] for line in lines[lead + 1:] if line.startswith("  0.")]
+    assert rows == [r["path"] for r in a["results"]][:5]
+    assert "knowledge/deploy-checklist.md" in rows  # the note whose section is "Rolling back"

@@ -303,6 +303,10 @@ class _RawServer:
                      b' "arguments": {"question": "x", "x": ' + b"[" * 300 + b"]" * 300 + b"}}}", -32600, "d3",
                      id="nested-300"),
         pytest.param(b"[" * 100_000 + b"]" * 100_000, -32700, None, id="nested-100000"),  # it killed the relay
+        # An integer too long for Python, then text that is not JSON, or nesting Python cannot read.
+        pytest.param(b'{"id": ' + b"9" * 5_000 + b", oops", -32700, None, id="long-number-then-not-json"),
+        pytest.param(b"[" + b"9" * 5_000 + b"," + b"[" * 100_000 + b"]" * 100_001, -32700, None,
+                     id="long-number-then-nested-100000"),
     ],
 )
 def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, code, answered_id):
@@ -327,3 +331,29 @@ def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, cod
         err = s.end()
     assert "Traceback" not in err, err[-3000:]
     assert f"refused a line ({code})" in err  # and the server's log says what it refused
+
+
+@pytest.mark.parametrize("where, answered_id", [("argument", "n5"), ("id", None)])
+def test_kb_serve_says_in_its_own_words_that_a_number_is_too_long(tmp_path, where, answered_id):
+    # 5,000 digits: Python's int() refuses past 4,300, and the refusal used to carry its
+    # advice about sys.set_int_max_str_digits to a client that cannot act on it.
+    big = b"9" * 5_000
+    msg_id = b'"n5"' if where == "argument" else big
+    top = big if where == "argument" else b"3"
+    line = (b'{"jsonrpc": "2.0", "id": ' + msg_id + b', "method": "tools/call", "params": {"name": "kb_route",'
+            b' "arguments": {"question": "deploy", "top": ' + top + b"}}}")
+    s = _RawServer(copy_demo(tmp_path / "demo"))
+    try:
+        init = s.call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        assert "result" in init
+        s.send(line)
+        bad = s.reply()
+        assert bad["id"] == answered_id and bad["error"]["code"] == -32600
+        message = bad["error"]["message"]
+        assert "5,000 digits" in message and "4,300" in message, message
+        assert "set_int_max_str_digits" not in message and "sys." not in message, message
+        assert s.call({"jsonrpc": "2.0", "id": 2, "method": "ping"})["id"] == 2  # still up
+    finally:
+        err = s.end()
+    assert "Traceback" not in err, err[-3000:]

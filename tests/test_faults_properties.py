@@ -65,8 +65,10 @@ def _fields(a) -> dict:
 def note_text(draw) -> str:
     parts = []
     if draw(st.integers(0, 3)) == 0:  # YAML front matter, a comment in it that is no heading
-        parts.append("---\n# yaml comment\ntitle: " + " ".join(draw(st.lists(word, min_size=1, max_size=3)))
-                     + "\ntags:\n  - x\n---")
+        t = " ".join(draw(st.lists(word, min_size=1, max_size=3)))
+        # Plain, or quoted as YAML quotes (engine/yamlscalar.py): both readers decode it alike.
+        t = draw(st.sampled_from([t, f'"{t} \\"q\\" \\u00e9\\n"', f"'{t} it''s'", f'"{t}" # c', f"'{t}"]))
+        parts.append("---\n# yaml comment\ntitle: " + t + "\ntags:\n  - x\n---")
     if draw(st.booleans()):
         t = " ".join(draw(st.lists(word, min_size=1, max_size=3)))
         parts.append(draw(st.sampled_from([f"# {t}", f"{t}\n" + "=" * len(t)])))

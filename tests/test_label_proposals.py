@@ -6,6 +6,8 @@ note itself writes it so."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine.label import fleet_stats, propose
 
 FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for i in range(12)]
@@ -72,10 +74,16 @@ def test_a_link_target_and_an_entity_are_not_words_of_the_note():
     props = proposals({
         "scalar.md": "# &lt;scalar&gt;\n\nA scalar is a number with a unit. See [Unit][textual.css.UnitSpec] "
                      "and [Unit][textual.css.UnitSpec] again; a scalar unit, a scalar unit.\n",
+        # A link in a title or a heading: its text, never its target ("x md" for `[x](y.md)`).
+        "rollback.md": "# Rolling [back a deploy](other.md) safely\n\nRevert a release that fails. Rehearse a revert.\n\n"
+                       "## Canary [traffic](canary.md#share) shifts\n\nShift traffic slowly, canary first, then traffic.\n",
     })
     keys = keys_of(props, "scalar.md")
     assert ("scalar", "title") in props["scalar.md"]
     assert not any(w in k.split() for k in keys for w in ("lt", "gt", "unitspec", "textual")), keys
+    keys = keys_of(props, "rollback.md")
+    assert ("rolling back a deploy safely", "title") in props["rollback.md"] and "canary traffic shifts" in keys
+    assert not [k for k in keys if {"md", "other", "share"} & set(k.split())], keys
     # A shortcut reference link loses its brackets in the proposed purpose line too.
     p = propose("about.md", b"# About\n\nWith [MkDocs] you [build](x.md) sites.\n", fleet_stats({("d", "about.md"): ""}))
     assert p.purpose == "With MkDocs you build sites."
@@ -122,12 +130,19 @@ def test_a_phrase_inside_another_notes_title_does_not_go_to_a_stub():
     assert ("dados sql", "title part") in props["sql-databases.md"]
 
 
-def test_a_heading_that_only_points_to_another_note_gives_no_key():
+def _underlined(note: str) -> str:
+    """The note with its `#` and `##` headings written underlined (setext) instead."""
+    return "\n".join(f"{ln[3:]}\n{'-' * len(ln[3:])}" if ln.startswith("## ") else
+                     f"{ln[2:]}\n{'=' * len(ln[2:])}" if ln.startswith("# ") else ln for ln in note.split("\n"))
+
+
+@pytest.mark.parametrize("write", [str, _underlined], ids=["hash", "underlined"])
+def test_a_heading_that_only_points_to_another_note_gives_no_key(write):
     props = proposals({
-        "general.md": "# Receitas\n\nLinks para outros locais.\n\n## Tags de Documentação\n\nPara adicionar tags, "
-                      "leia [Configuração](../tutorial/path-operation-configuration.md#tags).\n\n"
-                      "## Receitas próprias\n\nUma receita própria aqui, receitas próprias.\n\n"
-                      "## Comando borda\n\nO comando mostra a [borda](borda.md):\n\n```\ntextual borders\n```\n",
+        "general.md": write("# Receitas\n\nLinks para outros locais.\n\n## Tags de Documentação\n\nPara adicionar tags, "
+                            "leia [Configuração](../tutorial/path-operation-configuration.md#tags).\n\n"
+                            "## Receitas próprias\n\nUma receita própria aqui, receitas próprias.\n\n"
+                            "## Comando borda\n\nO comando mostra a [borda](borda.md):\n\n```\ntextual borders\n```\n"),
     })
     keys = keys_of(props, "general.md")
     assert "tags de documentacao" not in keys and "documentacao" not in keys
@@ -204,3 +219,20 @@ def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():
     # The heading scores when a question holds it whole; alone, "warning" took a question
     # about call-out boxes with a warning.
     assert "warning" not in keys
+
+
+def test_a_key_longer_than_the_cap_is_never_proposed():
+    from engine.label import MAX_KEY_CHARS, MAX_KEY_WORDS
+
+    long_title = " ".join(f"word{i}" for i in range(20_000))
+    huge_word = "x" * 5_000
+    props = proposals({
+        "long.md": f"# {long_title}\n\nA body about long titles.\n",
+        "huge.md": f"# Huge {huge_word}\n\nA body about huge words.\n",
+        "twelve.md": "# " + " ".join(f"term{i}" for i in range(MAX_KEY_WORDS)) + "\n\nBody.\n",
+    })
+    for rel in ("long.md", "huge.md"):
+        for key, _ in props[rel]:
+            assert len(key.split()) <= MAX_KEY_WORDS and len(key) <= MAX_KEY_CHARS, (rel, key[:80])
+    assert props["long.md"]  # the note still gets keys: its title's parts
+    assert (" ".join(f"term{i}" for i in range(MAX_KEY_WORDS)), "title") in props["twelve.md"]  # at the cap: kept

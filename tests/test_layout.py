@@ -24,6 +24,9 @@ OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.doss
             "engine.prepworker", "engine.missworker",
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}
+# Standard-library modules a route that writes nothing never uses, imported where they are:
+# tempfile (with random) where a file is written, shutil where notes are copied.
+LATE_STDLIB = {"tempfile", "shutil"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 
@@ -68,4 +71,4 @@ def _absolute(path: Path, level: int, module: str) -> str:
 
 
 def _may_be_late(module: str) -> bool:
-    return module.split(".")[0] in HEAVY or any(module == o or module.startswith(o + ".") for o in OPTIONAL)
+    return module.split(".")[0] in HEAVY | LATE_STDLIB or any(module == o or module.startswith(o + ".") for o in OPTIONAL)

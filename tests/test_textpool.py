@@ -72,3 +72,19 @@ def test_an_answer_builds_the_hits_of_its_page_only(tmp_path):
         assert list(text) == every[:RANK_CANDIDATE_POOL] and text.ids() == [h.id for h in text]
         asked += len(text) > 2
     assert asked  # a pool larger than the page was asked
+
+
+def test_the_text_fields_are_annotated_as_what_they_hold(tmp_path):
+    # Answer.text and Reading.text hold the pool's TextHits (built as read), not a tuple: the
+    # annotation says what a reader may rely on (a sequence), and a tuple it is not.
+    from typing import get_origin, get_type_hints
+
+    from conftest import copy_demo
+    from engine.answer import Answer
+    from engine.memory import Memory, Reading
+
+    answer = Memory(copy_demo(tmp_path / "demo")).ask("deploy rollback canary", record_miss=False)
+    assert not isinstance(answer.text, tuple)  # the premise: lazily built, no tuple
+    for cls in (Answer, Reading):
+        hint = get_type_hints(cls)["text"]
+        assert isinstance(answer.text, get_origin(hint) or hint), cls

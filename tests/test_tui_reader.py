@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kbtui.reader import sections_of, window_of
+from kbtui.reader import opening_line, passage_line, sections_of, window_of
 from conftest import copy_demo
 from tui_support import make_app, ready, screen_text, settle, wait_for
 
@@ -34,6 +34,91 @@ def test_sections_cut_before_headings_outside_fences_and_join_back():
     parts = sections_of(src)
     assert [first for first, _ in parts] == [1, 3, 9]
     assert "".join(text for _, text in parts) == src
+
+
+def test_underlined_headings_cut_sections_and_start_the_window_too():
+    src = "Title\n=====\n\nintro\n\nPart\n----\n\ntext\n```\nnot\n---\n```\n# C\nc\n"
+    parts = sections_of(src)
+    assert [first for first, _ in parts] == [1, 6, 14]  # the underline inside the fence cuts nothing
+    assert "".join(text for _, text in parts) == src
+    first, text = window_of(src, 9, 10)
+    assert first == 6 and text.startswith("Part\n----")
+
+
+def test_a_hit_deep_in_a_section_gets_a_cut_at_its_paragraph_and_the_text_joins_back():
+    src = "# T\n\n## Big\n\nfirst para\n\nsecond para\nmore of it\n\nthird\n"
+    parts = sections_of(src, hit_line=8)  # inside the second paragraph
+    assert [first for first, _ in parts] == [1, 3, 7]
+    assert "".join(text for _, text in parts) == src
+    # A hit in the section's first paragraph needs no cut: the section's start is its start.
+    assert [first for first, _ in sections_of(src, hit_line=5)] == [1, 3]
+
+
+def test_every_window_of_a_long_section_is_placed_at_the_line_it_starts_in():
+    from engine.chunking import chunk_sections
+    from engine.notes import parse_note
+
+    paras = [f"Paragraph {i} of the long part: " + " ".join(f"w{i}x{k}" for k in range(18)) for i in range(60)]
+    src = "# Note\n\n## Long part\n\n" + "\n\n".join(paras) + "\n"
+    chunks = chunk_sections(parse_note("n.md", src).sections)
+    assert len(chunks) > 5 and {c.line for c in chunks} == {3}  # every window carries the section's line
+    for c in chunks:
+        at = src.index(c.text)  # where the window's text begins in the note
+        want = 1 + src.count("\n", 0, at)
+        assert passage_line(src, c.line, c.text) == want
+        # Opened on the first line holding a word of the question, inside the window.
+        word = c.text.split()[-1]
+        assert opening_line(src, c.line, c.text, [word]) == 1 + src.count("\n", 0, src.index(word, at))
+
+
+async def _open_on(pilot, app, question: str):
+    await ready(pilot)
+    await pilot.press(*question)
+    await settle(pilot)
+    app.main.focus_pane("reading")
+    await settle(pilot)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: getattr(app.screen, "window_start", None) == 0, timeout=20, what="the whole note")
+    await settle(pilot)
+    return app.screen
+
+
+def test_the_reader_cuts_at_underlined_headings_and_opens_on_that_section(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    parts = ["Setext note\n===========\n\n**Search for:** `setextnote`\n\n"]
+    for i in range(1, 21):
+        word = "zebrafish" if i == 15 else "minnow"
+        parts.append(f"Part {i}\n{'-' * len(f'Part {i}')}\n\nParagraph {i} about the {word} of part {i}.\n\n")
+    (fleet / "zed" / "knowledge" / "setext-note.md").write_text("".join(parts))
+
+    async def go():
+        app = make_app(fleet)
+        async with app.run_test(size=(80, 24)) as pilot:
+            reader = await _open_on(pilot, app, "setextnote zebrafish")
+            assert reader.path == "knowledge/setext-note.md"
+            text = screen_text(app)
+            assert "Part 15" in text and "zebrafish" in text and "Part 14" not in text, text
+    asyncio.run(go())
+
+
+def test_a_hit_in_a_long_sections_last_window_opens_at_its_line(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    filler = [f"Filler paragraph {i} about minnows in the shallow water, said once and again so that it wraps."
+              for i in range(1, 41)]
+    filler[-2] += " The zebrafish lives here."  # in the section's last window only
+    body = "\n\n".join(filler)
+    (fleet / "zed" / "knowledge" / "big-section.md").write_text(
+        "# Big section note\n\n**Search for:** `bigsection`\n\n## One long part\n\n" + body + "\n")
+
+    async def go():
+        app = make_app(fleet)
+        async with app.run_test(size=(80, 24)) as pilot:
+            reader = await _open_on(pilot, app, "bigsection zebrafish")
+            assert reader.path == "knowledge/big-section.md"
+            assert reader.best_line > 30  # the passage's own line, not the section's (line 5)
+            text = screen_text(app)
+            assert "zebrafish" in text and "One long part" not in text, text
+    asyncio.run(go())
 
 
 def test_a_20_kb_note_paints_its_passage_from_a_window_then_the_whole_note(tmp_path):

@@ -64,14 +64,27 @@ def cmd_misses(args) -> int:
             report = review_misses(mem, near=args.near, limit=args.limit or None)
         except (OSError, UnicodeDecodeError) as e:
             raise KbError(f"{misses_path(mem.fleet.root)}: cannot read ({getattr(e, 'strerror', None) or e})") from e
-        for p in report.problems:
-            print(f"kb: {printable(p)}", file=sys.stderr)
+        for line in damaged_lines(report):
+            print(f"kb: {line}", file=sys.stderr)
         if args.json:
             print(report_json_line(report))  # C1 and bidi escaped: safe on a terminal
         else:
             snap = mem.snapshot()
             print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
     return 0
+
+
+DAMAGED_SHOWN = 10  # unreadable log lines printed one by one; the rest are counted
+
+
+def damaged_lines(report) -> list[str]:
+    """The first few unreadable lines of the log, then how many more: a log torn tens of
+    thousands of times must not bury the worklist under a stderr line each."""
+    shown = [printable(p) for p in report.problems[:DAMAGED_SHOWN]]
+    more = len(report.problems) - len(shown)
+    if more > 0:
+        shown.append(f"and {more:,} more damaged lines in {printable(str(report.path))}")
+    return shown
 
 
 def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:

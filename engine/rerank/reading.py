@@ -9,12 +9,12 @@ the re-order can promote into it, and the page keeps its size.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..record import replace
 from .errors import RerankBudgetExceeded, RerankCallerError
 from .model import PRECISIONS
 from .rule import RERANK_DEFAULT_TOPK_CEILING, default_rerank_params
@@ -79,8 +79,8 @@ def rerank_answer(memory: Any, answer: Any, request: Any = True, *, top: int | N
     results = outcome.results[:page]
     if answer.query is not None and not answer.query.with_passages:
         # The stage needed the text; the caller asked without it: hand the page back in its shape.
-        results = tuple(dataclasses.replace(r, passages=()) for r in results)
-    return dataclasses.replace(answer, results=results, stages={**answer.stages, "rerank": outcome.stamp})
+        results = tuple(replace(r, passages=()) for r in results)
+    return replace(answer, results=results, stages={**answer.stages, "rerank": outcome.stamp})
 
 
 def warm_for(memory: Any, request: Any = True) -> dict[str, Any]:

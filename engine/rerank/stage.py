@@ -16,7 +16,6 @@ verdict, never which rows are on the page. Every rule here is the seed's:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import os
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..record import replace
 from .errors import RerankBudgetExceeded, RerankCallerError, RerankUnavailable
 from .model import CrossEncoder
 from .rule import RERANK_TEXT_CAP_TOKENS, RERANK_TIE_BAND, RerankParams, default_rerank_params, explicit_rerank_params
@@ -425,7 +425,7 @@ def rerank_results(
     for i in page.order:
         r = results[i]
         s = page.scores.get(r.id)
-        out.append(dataclasses.replace(r, rerank_score=s) if s is not None else r)
+        out.append(replace(r, rerank_score=s) if s is not None else r)
     return RerankOutcome(results=tuple(out), stamp=page.stamp, scores=page.scores)
 
 
