@@ -282,9 +282,14 @@ class ResidentText:
         """Every stem is a token the tokenizer keeps as itself and none is in this base: no
         chunk can match (a stem FTS5 would read as a phrase is left to `_ranked`)."""
         token_of, postings = self._token_of, self.postings
-        if any(token_of.get(t) is None for t in stems):  # a word not seen yet, or a phrase
-            self._learn_tokens(stems)
-        return all(token_of[t] is not None and t not in postings for t in stems)
+        for t in stems:
+            if token_of.get(t) is None:  # a word not seen yet, or a phrase
+                self._learn_tokens(stems)
+                break
+        for t in stems:  # one loop each, not a generator's frames: asked per base of every question
+            if token_of[t] is None or t in postings:
+                return False
+        return True
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""
