@@ -248,7 +248,9 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     found = sorted({pos: e for key in answer.suggestions for pos, e in spelled.get(key, ())}.items())
     by_spelling: list[NearFile] = []
     for _, e in found:
-        if all(f.id != e.id for f in files + by_spelling) and len(by_spelling) < pool:
+        if len(by_spelling) >= pool:
+            break  # the places are taken: the rest of the offered entries add nothing
+        if all(f.id != e.id for f in files + by_spelling):
             by_spelling.append(_near(snap, e.base, e.path, None))
     # `near` caps what is shown; when both kinds found something, one place goes to the spelling.
     spelled_places = min(len(by_spelling), max(1, near - len(files))) if near > 0 else 0
