@@ -162,13 +162,17 @@ def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
         from .missworker import SecondReviewer  # started first: its start overlaps this one's
 
         helper = SecondReviewer(memory, entries, near=near, resident=resident)
-    if resident:
-        memory.hold_text_in_memory()
-    with reviewing(memory, [e.question for e in entries]):
+    try:
+        if resident:
+            memory.hold_text_in_memory()
+        with reviewing(memory, [e.question for e in entries]):
+            if helper is not None:
+                reviews = helper.reviews(memory)
+            else:
+                reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    finally:
         if helper is not None:
-            reviews = helper.reviews(memory)
-        else:
-            reviews = tuple(review_one(memory, e, near=near) for e in entries)
+            helper.close()  # also when something above raised: no child left behind
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
                         not_reviewed=not_reviewed)
 

@@ -76,7 +76,11 @@ class SecondReviewer:
             self.from_child = len(entries) - half - len(back)
             return tuple(mine + theirs[: len(entries) - half - len(back)] + back[::-1])
         finally:
-            self.child.close()
+            self.close()
+
+    def close(self) -> None:
+        """Stop the child, whatever it has not sent (again: nothing)."""
+        self.child.close()
 
 
 def state_of(snap) -> tuple:
@@ -120,6 +124,11 @@ class _Child:
         # only once it has started (~0.1 s), which this process does not wait for.
         threading.Thread(target=_write_and_close, args=(self._proc.stdin, work), daemon=True,
                          name="kb-misses-work").start()
+
+    @property
+    def running(self) -> bool:
+        """Started and not yet stopped (it may have ended by itself: stopped means reaped)."""
+        return self._proc is not None
 
     def ready(self) -> list[tuple]:
         """The reviews sent since last asked, without waiting; none once the child failed."""

@@ -124,3 +124,27 @@ def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
     monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.2, 0.5, 0.5))
     monkeypatch.setattr(missreview, "_usable_cores", lambda: 1)
     assert not missreview.core_is_free()  # one core: nothing to share
+
+
+def test_a_review_that_fails_leaves_no_second_process_behind(one_process, monkeypatch):
+    demo, _ = one_process
+    started = []
+    real = missworker.SecondReviewer
+
+    class Kept(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self.child)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the resident leg could not be built")
+
+    mem = Memory(demo)
+    monkeypatch.setattr(missworker, "SecondReviewer", Kept)
+    monkeypatch.setattr(mem, "hold_text_in_memory", broken)
+    from engine import missreview
+
+    monkeypatch.setattr(missreview, "RESIDENT_FROM_MISSES", 1)  # so that the review asks for the leg
+    with pytest.raises(RuntimeError):
+        review_misses(mem, second_process=True)
+    assert len(started) == 1 and not started[0].running  # stopped and reaped
