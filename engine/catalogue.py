@@ -217,7 +217,7 @@ class Catalogue:
         building those lines for each was most of such a question's time).
         """
         seq = [t for seg in segments for t in seg]
-        joined = " " + SEGMENT_BREAK.join(" ".join(seg) for seg in segments) + " "
+        joined = None  # the segments as one padded text, made when a phrase is first tried
         unique = list(dict.fromkeys(seq))
         # Per entry index, its score, added in the order the seed adds them (phrases first,
         # then words, each in question order), so every sum is the same float, bit for bit.
@@ -240,6 +240,8 @@ class Catalogue:
             if len(tried) > 1:
                 tried.sort()
             for _, (i, written, t, padded) in tried:
+                if joined is None:
+                    joined = " " + SEGMENT_BREAK.join(" ".join(seg) for seg in segments) + " "
                 if padded not in joined:
                     continue
                 m = phrases.get(i)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .indexschema import FILE_SHIFT, meta_get
-from .stemming import stem_question
+from .stemming import stem_question, word_stems
 
 
 PRUNE_ABOVE_CHUNKS = 10_000  # "How the Catalogue Ranks": above this, the commonest terms leave the expression
@@ -303,7 +303,7 @@ def terms_held(con: sqlite3.Connection, path: str, terms: list[str]) -> set[str]
     for t in terms:
         hit = con.execute(
             "SELECT 1 FROM chunks WHERE chunks MATCH ? AND rowid >= ? AND rowid < ? LIMIT 1",
-            (fts_expression(stem_question("", [t])), lo, lo + (1 << FILE_SHIFT)),
+            (fts_expression(word_stems(t)), lo, lo + (1 << FILE_SHIFT)),
         ).fetchone()
         if hit:
             held.add(t)

@@ -171,6 +171,7 @@ class Memory:
     ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        self.paths: tuple[str, ...] = tuple(os.fspath(p) for p in paths)  # as given: a second process opens them
         self.fleet: Fleet = discover(list(paths))
         self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
         self._snapshot: Snapshot | None = None
@@ -354,8 +355,7 @@ class Memory:
         review reads (engine/missreview.py): the same verdict, keyword ranking, suggestions
         and first `text_top` text hits, without the owner's fold, the page or the Answer."""
         fixed, _ = cut_question(repaired(question))
-        query = Query(fixed, record_miss=False, with_passages=False, top=0, classify=False)
-        routed = self._route(query, with_agent=False)
+        routed = self._routed(fixed, with_agent=False, classify=False)  # no Query: its options are fixed here
         text = self._text_leg(list(routed.terms), fixed, routed.snap.openings, keep=text_top)
         suggestions = _did_you_mean(routed) if routed.verdict == "nothing" else ()  # not served, as _answer
         return Reask(fixed, routed.words, routed.verdict, routed.keyword, tuple(text), suggestions)
@@ -373,17 +373,20 @@ class Memory:
 
     def _route(self, query: Query, *, with_agent: bool = True) -> Routed:
         """Step one, the labels alone: the keyword ranking, the gate's verdict, the owner."""
+        return self._routed(query.question, with_agent=with_agent, classify=query.classify)
+
+    def _routed(self, question: str, *, with_agent: bool, classify: bool) -> Routed:
         t0 = time.perf_counter()
         snap = self.snapshot()
-        words = normalise(query.question)
+        words = normalise(question)
         segments = expand(words, list(snap.aliases))
         scored = snap.catalogue.score(segments)
         keyword_ms = (time.perf_counter() - t0) * 1000
         keyword = KeywordHits(scored)
         agent = _choose_agent(scored) if with_agent else None
-        if with_agent and query.classify and self._classifier_named() and query.question.strip():
+        if with_agent and classify and self._classifier_named() and question.strip():
             # After the fold and never inside retrieval: it chooses who answers, nothing else.
-            agent = self._classified(query.question, keyword, agent)
+            agent = self._classified(question, keyword, agent)
         top_score = scored.score_at(0) if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
         if verdict == "hit" and COVERAGE_RULE_ON:

@@ -16,17 +16,23 @@ rests on the text rather than on spelling: meaning is the reader's call, never t
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 from . import collector
 from .aliases import Alias
+from .clean import repaired
 from .gate import verdict_for
 from .misses import MissEntry, load, misses_path
 from .normalize import terms, words
+from .question import cut_question
+from .stemming import stem_all
 from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
@@ -41,6 +47,9 @@ CHUNKS_PER_MISS_FOR_RESIDENT = 50
 # costs ~0.15 ms an entry, and a log appended to for years (or planted: 36 MB) is not a
 # reason to wait minutes for entries asked once. The rest are counted, and stay in the log.
 REVIEW_AT_MOST = 10_000
+# A second process (engine/missworker.py) starts in ~0.3 s (imports, the index opened, the
+# resident leg built), the time of ~2,000 entries here: below this many, one process is quicker.
+TWO_FROM_ENTRIES = 4_000
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,10 @@ class NearFile:
     @property
     def id(self) -> str:
         return f"{self.base}/{self.path}"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "base": self.base, "path": self.path, "text_rank": self.text_rank,
+                "keys": list(self.keys), "label_line": self.label_line, "is_entry": self.is_entry}
 
 
 @dataclass(frozen=True)
@@ -81,7 +94,9 @@ class MissReview:
     proposal: Proposal | None
     advice: tuple[str, ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self, *, near: bool = True) -> dict:
+        """As `kb misses --json` writes it; near=False leaves the near files' list empty (for
+        engine/missjson.py, which writes each file's part once and puts them in)."""
         e = self.entry
         p = self.proposal
         return {
@@ -91,11 +106,7 @@ class MissReview:
             "question": e.question,
             "looked_like": [w.strip() for w in e.looked_like.split(",") if w.strip()],
             "now": {"verdict": self.verdict_now, "keyword_top": self.top_now},
-            "near": [
-                {"id": f.id, "base": f.base, "path": f.path, "text_rank": f.text_rank, "keys": list(f.keys),
-                 "label_line": f.label_line, "is_entry": f.is_entry}
-                for f in self.near
-            ],
+            "near": [f.to_json() for f in self.near] if near else [],
             "proposal": None if p is None else {
                 "line": p.line, "alias": p.alias, "canonical": p.canonical, "file": p.file, "basis": p.basis,
                 "similarity": round(p.similarity, 4),
@@ -118,38 +129,103 @@ class MissesReport:
     def total(self) -> int:
         return sum(r.entry.count for r in self.reviews)
 
-    def to_json(self) -> dict:
+    def to_json(self, *, near: bool = True) -> dict:
         return {
             "path": str(self.path),
             "exists": self.exists,
             "questions": len(self.reviews),
             "misses": self.total,
-            "entries": [r.to_json() for r in self.reviews],
+            "entries": [r.to_json(near=near) for r in self.reviews],
             "problems": list(self.problems),
             **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
         }
 
 
 def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
-                  limit: int | None = None) -> MissesReport:
+                  limit: int | None = None, second_process: bool | None = None) -> MissesReport:
     """The log at `path` (default: where this fleet's misses are written), most asked first,
     each question re-asked of today's index without being recorded; the first `limit`
-    entries only, when given. Raises OSError when the log exists and cannot be read."""
+    entries only, when given. Raises OSError when the log exists and cannot be read.
+
+    second_process: review the log's second half in a second process (engine/missworker.py);
+    by default when the log is long and a core is free. The reviews are the same."""
     path = path or misses_path(memory.fleet.root)
     entries, problems = load(path)
     not_reviewed = max(len(entries) - limit, 0) if limit is not None else 0
     if not_reviewed:
         entries = entries[:limit]
-    if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
-        memory.hold_text_in_memory()
-    with memory.one_state(), collector.paused():
-        _review.texts = {}  # a file's words, read once per review (this thread's)
-        try:
-            reviews = tuple(review_one(memory, e, near=near) for e in entries)
-        finally:
-            _review.texts = None
+    resident = len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT)
+    if second_process is None:
+        second_process = len(entries) >= TWO_FROM_ENTRIES and core_is_free()
+    helper = None
+    if second_process and len(entries) >= 2:
+        from .missworker import SecondReviewer  # started first: its start overlaps this one's
+
+        helper = SecondReviewer(memory, entries, near=near, resident=resident)
+    try:
+        if resident:
+            memory.hold_text_in_memory()
+        with reviewing(memory, [e.question for e in entries]):
+            if helper is not None:
+                reviews = helper.reviews(memory)
+            else:
+                reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    finally:
+        if helper is not None:
+            helper.close()  # also when something above raised: no child left behind
     return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
                         not_reviewed=not_reviewed)
+
+
+def core_is_free() -> bool:
+    """A core idle, for a second process to take half the review: no other thread runnable
+    beyond cores - 2 this instant (Linux's /proc/loadavg), and the one-minute load average
+    at most cores - 1/2. The average alone lags the machine by a minute; the instant alone
+    is one sample. Why not cores - 1: an idle machine that has just run `kb misses` (a loop
+    of it, a benchmark) reads ~1 from that run alone. At load 2 on 2 cores the second
+    process took half of this one's share and the review ended later (3.4 s against 2.5 s)."""
+    cores = _usable_cores()
+    if cores < 2:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average on this platform
+        return False
+    running = _runnable_now()
+    idle_now = running is None or running - 1 <= cores - 2  # this thread is one of them
+    return idle_now and load <= cores - 0.5
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _runnable_now() -> int | None:
+    """Threads runnable on the machine now (the fourth field of /proc/loadavg: runnable/all)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextmanager
+def reviewing(memory, questions: list[str]) -> Iterator:
+    """Where a review of these questions is made: against one snapshot (yielded), the
+    collector paused, a file's words read once (this thread's), their words stemmed ahead."""
+    with memory.one_state() as snap, collector.paused():
+        # Each entry brings new words: stemmed here in one Snowball call per language, not one
+        # call each as they are met (the text leg and the coverage rule read the stems). The
+        # questions are split as one text (the same words: a space separates them anyway).
+        stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(q))[0] for q in questions]))))
+        _review.texts, _review.near_files = {}, {}
+        try:
+            yield snap
+        finally:
+            _review.texts = _review.near_files = None
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
@@ -172,10 +248,13 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     # and the spelling is what an alias is proposed from. Looked up by the offered keys, in
     # catalogue order: no walk over every key per entry.
     spelled = _entries_by_key(snap.catalogue)
-    found = sorted({hit for key in answer.suggestions for hit in spelled.get(key, ())})
+    # By position alone (each is one key of one entry): no entry is hashed.
+    found = sorted({pos: e for key in answer.suggestions for pos, e in spelled.get(key, ())}.items())
     by_spelling: list[NearFile] = []
     for _, e in found:
-        if all(f.id != e.id for f in files + by_spelling) and len(by_spelling) < pool:
+        if len(by_spelling) >= pool:
+            break  # the places are taken: the rest of the offered entries add nothing
+        if all(f.id != e.id for f in files + by_spelling):
             by_spelling.append(_near(snap, e.base, e.path, None))
     # `near` caps what is shown; when both kinds found something, one place goes to the spelling.
     spelled_places = min(len(by_spelling), max(1, near - len(files))) if near > 0 else 0
@@ -211,7 +290,7 @@ def _terms_of(matched: str) -> tuple[str, ...]:
 
 
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_review = threading.local()  # review_misses's per-review cache of a file's words, for its thread
+_review = threading.local()  # a review's own memory, for its thread: a file's words, its NearFiles
 
 
 def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
@@ -227,10 +306,18 @@ def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
 
 
 def _near(snap, base: str, path: str, rank: int | None) -> NearFile:
-    rec = snap.records.get(base, {}).get(path)
-    keys = tuple(rec.keys) if rec and rec.is_entry else ()
-    return NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
-                    bool(rec and rec.is_entry))
+    # A review's entries name the same few files at the same ranks thousands of times: each
+    # is made once per review (its snapshot's), and shared (it is frozen).
+    made = getattr(_review, "near_files", None)
+    got = made.get((base, path, rank)) if made is not None else None
+    if got is None:
+        rec = snap.records.get(base, {}).get(path)
+        keys = tuple(rec.keys) if rec and rec.is_entry else ()
+        got = NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
+                       bool(rec and rec.is_entry))
+        if made is not None:
+            made[(base, path, rank)] = got
+    return got
 
 
 def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
@@ -287,16 +374,19 @@ class _FileKeys:
         """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with a
         span's words run together (their trigrams: `grams`), computed as _propose computes it.
         Not kept: the text is a span's, and `best_for` keeps the span."""
-        # No key shares more grams with it than all the keys together: when even that and
-        # the smallest key fall short of the floor, no key is measured.
-        reach = len(grams & self.all_joined_grams)
-        if 2.0 * reach / (len(grams) + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+        if not self.joined_may_reach(grams):
             return ()
         shared: dict[int, int] = {}
         for g in grams:
             for o in self.by_joined_gram.get(g, ()):
                 shared[o] = shared.get(o, 0) + 1
         return tuple(o for o, k in shared.items() if 2.0 * k / (len(grams) + len(self.joined[o])) >= SUGGEST_MIN_DICE)
+
+    def joined_may_reach(self, grams: frozenset[str]) -> bool:
+        """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
+        false for most spans: no key shares more grams with it than all the keys together, so
+        when even that and the smallest key fall short of the floor, no key can."""
+        return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
     def near_span(self, span: tuple[str, ...], grams: frozenset[str]) -> list[int]:
         """The keys that can reach the floor with `span` (its words run together: their
@@ -368,11 +458,17 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     if not spans:
         return None
     span_text = ["".join(span) for span in spans]
+    span_words = list(dict.fromkeys(w for span in spans for w in span))
+    span_grams = [trigrams(t) for t in span_text]
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
+        # Most files have no key any span can reach (no word of the spans is spelled near one of
+        # their words, no span run together near one run together): then no span is measured.
+        if not any(map(prepared.near_word, span_words)) and not any(map(prepared.joined_may_reach, span_grams)):
+            continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
         for si, span in enumerate(spans):

@@ -83,10 +83,11 @@ def unique_terms(text: str) -> list[str]:
 
 # A letter an apostrophe joins to a word is grammar, not a name: the `s` of `parkinson's`
 # (or `parkinson 's`), the `t` of `didn’t`, the `d` of `d'água`.
-_CLITIC = re.compile(r"\b\w['’`´]|['’`´]\w\b")
+_APOSTROPHES = "'’`´"
+_CLITIC = re.compile(f"\\b\\w[{_APOSTROPHES}]|[{_APOSTROPHES}]\\w\\b")
 
 
-def one_character_words(text: str) -> list[str]:
+def one_character_words(text: str, text_words: list[str] | None = None) -> list[str]:
     """The one-character words terms() drops that name something beside a content word:
     `vitamin d`, `plano b`, `mach 5`, `x-15`. Stopwords (`a`, `e`, `o`, `i`) and the
     letters of contractions and possessives are not among them. First-seen order, each once.
@@ -94,8 +95,10 @@ def one_character_words(text: str) -> list[str]:
     Only the text leg asks for these (engine/stemming.stem_question): its index holds every
     word, and BM25 weighs a letter by how many chunks hold it. The keyword leg, the gate and
     the suggester keep the seed's terms, which drop them."""
+    if text_words is None or any(a in text for a in _APOSTROPHES):
+        text_words = words(_CLITIC.sub(" ", text))  # else the text has no clitic: words(text) as given
     seen: dict[str, None] = {}
-    for w in words(_CLITIC.sub(" ", text)):
+    for w in text_words:
         if len(w) == 1 and w not in STOPWORDS:
             seen.setdefault(w, None)
     return list(seen)

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import helperprocess
 from .owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
@@ -58,10 +59,7 @@ class PrepWorker:
         self._proc: subprocess.Popen | None = None
         self._next = 0
         try:
-            self._proc = subprocess.Popen(
-                command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )
-            _widen(self._proc.stdout)
+            self._proc = helperprocess.start(command())
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
             work = (str(root), theirs)
             self._proc.stdin.write(marshal.dumps(work))
@@ -101,30 +99,7 @@ class PrepWorker:
     def close(self) -> None:
         """Stop the child (the build finished, or failed part way) and reap it."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.kill()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
-        proc.wait()
-
-
-# How much the child may run ahead: a pipe holds 64 KB (about four notes) unless widened. On
-# a loaded machine each side that waits on a full or empty pipe waits for its turn on a core
-# too, so a narrow pipe made the two processes take turns; at 1 MB (Linux's cap for an
-# ordinary user) each side runs a time slice through.
-PIPE_BYTES = 1 << 20
-
-
-def _widen(pipe) -> None:
-    try:
-        import fcntl  # POSIX only
-
-        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
-    except (ImportError, OSError, ValueError):
-        pass  # another platform, or a lower cap: the pipe keeps its size, the build its answer
+        helperprocess.stop(proc)
 
 
 def _serve() -> None:

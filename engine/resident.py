@@ -27,7 +27,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 
-from .stemming import stem_question
+from .stemming import stem_question, word_stems
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
 from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, one_snapshot, varint
 from .indexschema import FILE_SHIFT
@@ -56,6 +56,15 @@ def _varints(blob: bytes) -> list[int]:
         v, i = varint(blob, i)
         out.append(v)
     return out
+
+
+# Whether a term is a token of itself depends on the tokenizer clause alone: the bases of a
+# fleet (which share one) learn each new word once between them, not once each.
+_TOKENS_BY_CLAUSE: dict[str, dict[str, str | None]] = {}
+
+
+def _tokens_under(clause: str) -> dict[str, str | None]:
+    return _TOKENS_BY_CLAUSE.setdefault(clause, {})
 
 
 def _tokenize_clause(con: sqlite3.Connection) -> str:
@@ -100,6 +109,7 @@ class ResidentText:
         sizes = con.execute("SELECT id, sz FROM chunks_docsize").fetchall()
         self._clause = _tokenize_clause(con)
         self._plain_unicode61 = bool(_PLAIN_UNICODE61.fullmatch(self._clause))
+        self._token_of = _tokens_under(self._clause)
         rowids = np.array([r for r, _ in sizes], dtype=np.int64)
         order = np.argsort(rowids, kind="stable")
         rowids = rowids[order]  # slot -> rowid, ascending
@@ -249,7 +259,7 @@ class ResidentText:
         `kb misses` asks this of thousands of questions' new words: no query each."""
         import numpy as np
 
-        stems = {t: stem_question("", [t]) for t in terms}
+        stems = {t: word_stems(t) for t in terms}
         self._learn_tokens([s for ss in stems.values() for s in ss])
         if any(self._token_of[s] is None for ss in stems.values() for s in ss):
             return self.index.terms_held(path, terms)
@@ -272,9 +282,14 @@ class ResidentText:
         """Every stem is a token the tokenizer keeps as itself and none is in this base: no
         chunk can match (a stem FTS5 would read as a phrase is left to `_ranked`)."""
         token_of, postings = self._token_of, self.postings
-        if any(token_of.get(t) is None for t in stems):  # a word not seen yet, or a phrase
-            self._learn_tokens(stems)
-        return all(token_of[t] is not None and t not in postings for t in stems)
+        for t in stems:
+            if token_of.get(t) is None:  # a word not seen yet, or a phrase
+                self._learn_tokens(stems)
+                break
+        for t in stems:  # one loop each, not a generator's frames: asked per base of every question
+            if token_of[t] is None or t in postings:
+                return False
+        return True
 
     def search(self, terms: list[str], limit: int, question: str = ""):
         """As TextIndex.search: ((path, bm25, heading_path, text, line) rows, stems sent)."""

@@ -100,7 +100,12 @@ _PORTUGUESE_ENDINGS = (
 )
 
 
+_BARE_ENDINGS = tuple(bare for bare, _ in _PORTUGUESE_ENDINGS)
+
+
 def _accented(word: str) -> str:
+    if not word.endswith(_BARE_ENDINGS):
+        return word  # most words: one C call instead of the table's loop
     for bare, accented in _PORTUGUESE_ENDINGS:
         if word.endswith(bare) and len(word) > len(bare) + 1:
             return word[: -len(bare)] + accented
@@ -124,16 +129,30 @@ class _StemCache(dict):
     def __missing__(self, word: str) -> str:
         if self.without_stopwords and word in STOPWORDS:
             stem = ""  # never asked (engine/normalize.terms): an empty token FTS5 passes over
-        elif self.language == "portuguese":
-            stem = _stemmer("portuguese").stemWord(_accented(word))
-            stem = stem if stem.isascii() else fold(stem)
         else:
-            stem = _stemmer(self.language).stemWord(word)
-        if stem:
-            stem = _kept(word, stem)
+            stem = self._finished(word, _stemmer(self.language).stemWord(self._snowball_input(word)))
         if len(self) < _STEMS_MAX:
             self[word] = stem
         return stem
+
+    def fill(self, words) -> None:
+        """Stem the words not yet kept in one call to Snowball (stemWords takes a list): a
+        miss log's thousands of new words, each otherwise a __missing__ call of its own."""
+        new = [w for w in dict.fromkeys(words) if w not in self][: max(_STEMS_MAX - len(self), 0)]
+        if self.without_stopwords:
+            new = [w for w in new if w not in STOPWORDS]
+        if not new:
+            return
+        raw = _stemmer(self.language).stemWords([self._snowball_input(w) for w in new])
+        self.update(zip(new, map(self._finished, new, raw)))
+
+    def _snowball_input(self, word: str) -> str:
+        return _accented(word) if self.language == "portuguese" else word
+
+    def _finished(self, word: str, stem: str) -> str:
+        if self.language == "portuguese" and not stem.isascii():
+            stem = fold(stem)
+        return _kept(word, stem) if stem else stem
 
 
 _STEMS: dict[str, _StemCache] = {}
@@ -189,6 +208,20 @@ def stem_text(text: str, language: str | None = None) -> str:
     return " ".join(stem_words(tokens, language or language_of(tokens, NOTE_MIN_DISTINCT) or "english"))
 
 
+def stem_all(words) -> None:
+    """Stem these words ahead, in both languages, in one Snowball call each: for a caller
+    about to stem thousands of questions' words (`kb misses`); the stems are the same."""
+    words = list(words)
+    for language in LANGUAGES:
+        _stems_of(language).fill(words)
+
+
+def word_stems(term: str) -> list[str]:
+    """One word's stems as a question that does not say its language asks for it (both
+    languages, each once): stem_question("", [term]) without the question's work."""
+    return list(dict.fromkeys([_stems_of(language)[term] for language in LANGUAGES]))
+
+
 def stem_question(question: str, terms: list[str]) -> list[str]:
     """Each content term's stem in the question's language (both when it does not say),
     first-seen order, each once; then the question's one-character words that name
@@ -199,12 +232,13 @@ def stem_question(question: str, terms: list[str]) -> list[str]:
 
 @lru_cache(maxsize=4096)  # one question is stemmed once, not once per base it is asked of
 def _stem_question(question: str, terms: tuple[str, ...]) -> tuple[str, ...]:
-    said = language_of(words(question))
+    said_words = words(question)
+    said = language_of(said_words)
     # The seed's terms drop one-character words; the text leg asks for those beside a content
     # word, since `vitamin d` asked as `vitamin` finds every vitamin alike. Measured on
     # Cranfield and NFCorpus (docs/quality.md): better on both. Letters alone ask for nothing.
     if terms:
-        terms = terms + tuple(one_character_words(question))
+        terms = terms + tuple(one_character_words(question, said_words))
     # Each term in each language, in that order; a content word whose stem is a stopword
     # ("come" -> "com") is asked as the marked stem the notes hold (_kept, "com0"): never
     # "com", which nearly every note holds. The caches read directly: `kb misses` stems

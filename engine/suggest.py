@@ -26,7 +26,7 @@ SUGGEST_MAX = 8
 def trigrams(word: str) -> frozenset[str]:
     if len(word) < 3:
         return frozenset([word])
-    return frozenset(word[i : i + 3] for i in range(len(word) - 2))
+    return frozenset({word[i : i + 3] for i in range(len(word) - 2)})  # a set display: faster than a generator
 
 
 def dice(a: str, b: str) -> float:

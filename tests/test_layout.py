@@ -21,7 +21,7 @@ INDEX_OWNERS = {"engine/memory.py"}
 # process). A module here is imported at the top of no module a plain route imports.
 OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.dossier", "engine.roster",
             "engine.resident", "engine.suggest", "engine.spelling_cache", "engine.misses", "engine.remember",
-            "engine.prepworker",
+            "engine.prepworker", "engine.missworker",
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}
 # Standard-library modules a route that writes nothing never uses, imported where they are:

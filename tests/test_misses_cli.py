@@ -234,3 +234,26 @@ def test_a_one_shot_review_is_frozen_before_the_collector_comes_back(demo):
     assert rc == "0" and enabled == "True"  # the collector is back on for whatever runs next
     # 300 reviews of a dozen containers each, and the index: all of it frozen, none left to walk.
     assert int(frozen) > 300 * 12
+
+
+def test_the_json_line_written_part_by_part_is_the_whole_report_encoded(demo):
+    """`kb misses --json` encodes each near file's part once (engine/missjson.py) and splices
+    the parts into the report encoded with empty near lists: the line must be the one
+    json_line(report.to_json()) writes, whatever the questions hold (the key's own text,
+    quotes, controls, bidi, a lone surrogate, non-ASCII) and for every near count."""
+    from engine.missjson import report_json_line
+    from engine.render import json_line
+
+    tricky = [ROLL, CANARY, NOWHERE, DECISIONI, 'roll "near": [] back', 'x"near": []', "near",
+              "roll \x85back \u202e deploy", "deploy \udcff rollback", "deploy checklist ção", "canary \\ \"near\""]
+    (demo / "kb-misses.txt").write_text(
+        render_log([MissEntry(len(tricky) - i, "2026-11-01", "2026-11-20", q, 'a "near": [] b, c')
+                    for i, q in enumerate(tricky)]), encoding="utf-8", errors="surrogateescape")
+    mem = Memory(demo)
+    for near in (0, 1, 3, 5):
+        report = review_misses(mem, near=near)
+        assert len(report.reviews) == len(tricky) and any(r.near for r in report.reviews) == (near > 0)
+        assert report_json_line(report) == json_line(report.to_json())
+    # The command writes that line.
+    whole = json_line(review_misses(mem).to_json())
+    assert run_kb("misses", str(demo), "--json").stdout == whole + "\n"

@@ -175,3 +175,21 @@ def test_the_index_finds_vitamin_d_before_a_shorter_note_on_vitamin_c(tmp_path):
     rows, sent = idx.search(unique_terms("vitamin d"), 10, "vitamin d")
     assert sent == ["vitamin", "d"]
     assert [r[0] for r in rows] == ["notes/sunlight.md", "notes/citrus.md"]
+
+
+def test_stemming_a_log_ahead_in_one_call_gives_the_stems_met_one_by_one():
+    # `kb misses` stems its log's words ahead (stem_all); each stem must be the one the
+    # cache would make when the word is met: endings put back, accents folded, stopword
+    # stems marked, stopwords themselves, digits and letters.
+    from engine.stemming import LANGUAGES, _StemCache, word_stems
+
+    sample = ["recuperacao", "informacoes", "comer", "come", "comia", "doses", "notes", "likely",
+              "its", "being", "irmaos", "confiaveis", "importancia", "cantavamos", "running",
+              "proteina", "x15", "n1234", "d", "pão", "ação", "deployments", "come"]
+    for language in LANGUAGES:
+        one_by_one, ahead = _StemCache(language), _StemCache(language)
+        ahead.fill(sample)
+        assert set(ahead) == set(sample)
+        assert {w: ahead[w] for w in sample} == {w: one_by_one[w] for w in sample}, language
+    for w in sample:
+        assert word_stems(w) == stem_question("", [w])

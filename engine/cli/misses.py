@@ -16,6 +16,7 @@ from ..errors import KbError
 from ..fleet import discover
 from ..memory import Memory
 from ..misses import misses_path
+from ..missjson import report_json_line
 from ..missreview import REVIEW_AT_MOST, review_misses
 from ..render import json_line, printable
 from ..notefiles import list_notes
@@ -66,7 +67,7 @@ def cmd_misses(args) -> int:
         for line in damaged_lines(report):
             print(f"kb: {line}", file=sys.stderr)
         if args.json:
-            print(json_line(report.to_json()))  # C1 and bidi escaped: safe on a terminal
+            print(report_json_line(report))  # C1 and bidi escaped: safe on a terminal
         else:
             snap = mem.snapshot()
             print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
