@@ -6,19 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from conftest import copy_demo
-from tui_support import make_app, ready, screen_text, settle, wait_for
-
-
-async def _open_on(pilot, app, question: str):
-    await ready(pilot)
-    await pilot.press(*question)
-    await settle(pilot)
-    app.main.focus_pane("reading")
-    await settle(pilot)
-    await pilot.press("enter")
-    await wait_for(pilot, lambda: getattr(app.screen, "window_start", None) == 0, timeout=30, what="the whole note")
-    await settle(pilot)
-    return app.screen
+from test_tui_reader import _open_on
+from tui_support import make_app, screen_text
 
 
 def _long_section_note(paragraphs: int, hit_at: int) -> str:
