@@ -148,3 +148,26 @@ def test_a_review_that_fails_leaves_no_second_process_behind(one_process, monkey
     with pytest.raises(RuntimeError):
         review_misses(mem, second_process=True)
     assert len(started) == 1 and not started[0].running  # stopped and reaped
+
+
+def test_the_second_process_never_imports_an_engine_from_the_working_directory(one_process, slow_here,
+                                                                               tmp_path, monkeypatch):
+    # `python -m engine.missworker` put the working directory first on sys.path: `kb misses`
+    # run from a folder holding an `engine/` package or a `Stemmer.py` ran that code in the
+    # child (the prep worker's bug, tests/test_faults_round6_prepworker.py).
+    demo, expected = one_process
+    planted = tmp_path / "cwd"
+    (planted / "engine").mkdir(parents=True)
+    marker = tmp_path / "RAN"
+    (planted / "engine" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (planted / "Stemmer.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    monkeypatch.chdir(planted)
+    mem = Memory(demo)
+    entries = load(demo / "kb-misses.txt")[0]
+    helper = missworker.SecondReviewer(mem, entries, near=3, resident=False)
+    with reviewing(mem, [e.question for e in entries]):
+        reviews = helper.reviews(mem)
+    assert not marker.exists(), "the child ran the engine package found in the working directory"
+    assert helper.from_child > 0  # this engine's child ran, and its reviews were used
+    report = review_misses(Memory(demo), second_process=False)
+    assert _outputs(type(report)(report.path, report.exists, reviews), mem) == expected
