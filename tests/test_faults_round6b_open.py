@@ -39,3 +39,26 @@ def test_a_plan_holding_another_type_is_no_plan_and_the_check_still_decides(tmp_
                           [marshal.dumps(regions[0].value())]))
     assert listing_cache.unchanged(base, STAMP) is False
     assert indexupdate.notes_changed(base, known, {}, [], young_from, STAMP) is False  # the full check says so
+
+
+def test_an_index_damaged_in_place_behind_its_cache_is_rebuilt_with_its_notes(demo):
+    # The opening cache vouches for index.db by its stat: the stale check reads the cache and
+    # opens no connection. A file damaged with its stat unchanged (overwritten in place, its
+    # mtime put back; bit rot) was found damaged only when the text leg opened it, and replaced
+    # by an empty index then: the answer said "rebuilt from the notes" and had no text rows.
+    from _faults import kb_json
+    from conftest import index_aged
+
+    index_aged(demo)
+    question = "deploy checklist"
+    before = kb_json(question, demo)  # reads the index, keeps the cache
+    assert kb_json(question, demo)["results"] == before["results"]  # now from the cache
+    db = demo / "zed" / ".kb" / "index.db"
+    st = os.stat(db)
+    with open(db, "r+b") as f:
+        f.write(b"\0" * st.st_size)
+    os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = kb_json(question, demo)
+    assert after["index_was_rebuilt"] is True
+    assert [r["path"] for r in after["results"]] == [r["path"] for r in before["results"]]
+    assert after["results"] == before["results"]
