@@ -43,10 +43,10 @@ SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this sh
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
 # Inline html and entities (`&lt;`, `<a href=...>`) are markup, not words of the note.
 _INLINE_MARKUP = re.compile(r"<[^<>\n]{0,200}>|&#?\w{1,10};")
-# A link keeps its text, never its target or brackets: `[text](url)`, `[text][ref]`, `[text]`.
-_LINK = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")
 # A footnote reference (`[^1]`) is no word of the note: it left "documentation.^1" in a purpose.
-_FOOTNOTE_REF = re.compile(r"\[\^[^\]\s]*\]")
+# Read as `\[\^[^\]\s]*\]`, but each run taken whole, closed or not: the pattern scanned to the
+# end of the run from every `[^` in it, and 100,000 of them on a line took minutes.
+_FOOTNOTE_RUN = re.compile(r"\[\^[^\]\s]*(\])?")
 # "Step 3. " or "Passo 1: " before a heading numbers a sequence; the rest names the topic.
 # As a key, "step" made a post of numbered steps win "build my first app step by step".
 _SEQUENCE_MARK = re.compile(r"^[^\W\d_]+ \d+[.:)]\s+")
@@ -121,6 +121,46 @@ def _lines_and_layout(text: str) -> tuple[list[str], tuple[int, dict[int, tuple[
     return lines, layout(lines)
 
 
+def without_footnote_refs(text: str) -> str:
+    """`text` without its footnote references (`[^1]`)."""
+    if "[^" not in text:
+        return text
+    return _FOOTNOTE_RUN.sub(lambda m: "" if m.group(1) else m.group(), text)
+
+
+def link_texts(text: str) -> str:
+    r"""A link keeps its text, never its target or brackets: each `[text](url)`, `![alt](src)`,
+    `[text][ref]` and `[text]` in `text` as its text alone. This is the pattern
+    `!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?` replaced by its group, read in one pass:
+    the pattern scanned to the end of the text from every `[` with no `]` after it (and
+    every `(` with no `)`), and a title of 200,000 brackets held `kb label` for hours."""
+    if "[" not in text:
+        return text
+    found: dict[str, int] = {}  # the next `]` / `)` at or after the last place asked; -1: none left
+
+    def next_at(ch: str, at: int) -> int:
+        pos = found.get(ch, -2)
+        if pos != -1 and pos < at:
+            pos = found[ch] = text.find(ch, at)
+        return pos
+
+    out, i = [], 0
+    while (j := text.find("[", i)) >= 0:
+        k = next_at("]", j + 1)
+        if k < 0:
+            break  # no `]` after this `[`, nor after any later one: no more links
+        start = j - 1 if j > i and text[j - 1] == "!" else j
+        out += (text[i:start], text[j + 1:k])
+        i = k + 1
+        after = text[i:i + 1]
+        if after in ("(", "["):  # the target, or the reference, when it is closed
+            end = next_at(")" if after == "(" else "]", i + 1)
+            if end >= 0:
+                i = end + 1
+    out.append(text[i:])
+    return "".join(out)
+
+
 def prose_lines(text: str) -> list[str]:
     """The note's prose: no code blocks, no headings (`#` or underlined), no tables, html or
     front matter (the parser's reading of where those are, engine/notes.layout)."""
@@ -133,14 +173,14 @@ def prose_lines(text: str) -> list[str]:
             continue
         if in_fence or i in heads or i in underlines or _NOT_PROSE.match(line):
             continue
-        out.append(_INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", line))))
+        out.append(_INLINE_MARKUP.sub(" ", link_texts(without_footnote_refs(line))))
     return out
 
 
 def _unmarked(raw: str) -> str:
     """A title or heading as words: a link's text and never its target (`[x](y.md)` is "x"),
     no footnote reference, inline html, attribute list or emoji shortcode."""
-    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", _LINK.sub(r"\1", _FOOTNOTE_REF.sub("", raw))))
+    return _HEADING_MARKUP.sub(" ", _INLINE_MARKUP.sub(" ", link_texts(without_footnote_refs(raw))))
 
 
 def _heading_name(raw: str) -> str:
@@ -154,7 +194,35 @@ def headings(text: str) -> list[tuple[int, str]]:
     return [(level, _heading_name(raw)) for level, raw in _lines_and_layout(text)[1][1].values()]
 
 
-_LOCAL_MD_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)", re.IGNORECASE)
+# A link to a local note: `](path.md)` or `](path.md#part)`, no scheme (`https:`) before it.
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+_TARGET_RUN = re.compile(r"[^)\s]*")
+# ASCII letters lowered, every other character kept: the same length (str.lower turns U+0130
+# into two characters), and `.md` is matched by nothing but its ASCII spellings anyway.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def links_a_local_note(line: str) -> bool:
+    r"""Whether `line` holds a link to a local note: what a search for the pattern
+    `\]\((?![a-z][a-z0-9+.-]*:)[^)\s]*\.md(?:#[^)\s]*)?\)` (ignoring case) finds, read in one
+    pass. The pattern backtracked over every `.md` in the rest of the line from every `](`:
+    `](x.md` repeated 80,000 times took minutes. A target runs to the first `)` or blank
+    after its `](`; every `](` inside that run ends at the same place, so the run is read once."""
+    low = line.translate(_ASCII_LOWER)
+    i = low.find("](")
+    while i >= 0:
+        end = _TARGET_RUN.match(low, i + 2).end()
+        if end < len(low) and low[end] == ")":  # closed: each `](` in the run starts a target
+            anchor = low.rfind(".md#", i + 2, end)
+            j = i
+            while 0 <= j < end:
+                start = j + 2
+                if ((low.endswith(".md", start, end) or anchor >= start)
+                        and _SCHEME.match(line, start, end) is None):
+                    return True
+                j = low.find("](", j + 1, end)
+        i = low.find("](", end)
+    return False
 POINTER_MAX_WORDS = 60
 
 
@@ -187,7 +255,7 @@ def pointer_headings(text: str) -> set[str]:
             continue
         if current is None:
             continue
-        linked = linked or (".md" in line and bool(_LOCAL_MD_LINK.search(line)))
+        linked = linked or (".md" in line and links_a_local_note(line))
         size += len(line.split())  # a rough count does: the bound is loose
     close()
     return out

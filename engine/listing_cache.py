@@ -265,6 +265,9 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     plan = got[0][1]
     if type(plan) is not tuple or len(plan) != 12 or plan[0] != stamp or plan[1] != root_s:
         return False
+    if type(plan[2]) is not int or any(type(plan[i]) is not str for i in _PLAN_PATHS) or any(
+            type(plan[i]) is not bytes for i in _PLAN_NUMBERS):
+        return False  # sealed as ours, but not a plan of our making
     stat_of = os.stat
     try:
         ctime_from = plan[2]
@@ -289,6 +292,9 @@ def unchanged(root: Path, stamp: tuple) -> bool:
         except (OSError, TypeError, ValueError):
             continue
     return True
+
+
+_PLAN_PATHS, _PLAN_NUMBERS = (3, 8, 11), (4, 5, 6, 7, 9, 10)  # keep_plan's NUL-joined paths, packed arrays
 
 
 def _paths(joined: str) -> list[str]:

@@ -17,7 +17,7 @@ question needs"); elsewhere the style is `@dataclass`.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 
 class _Missing:
@@ -79,6 +79,8 @@ def _record_fields(rec: Any) -> tuple[str, ...]:
 def _plain(value: Any) -> Any:
     if hasattr(type(value), "__record_fields__"):
         return as_dict(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_plain(v) for v in value))  # a namedtuple takes its fields one by one
     if isinstance(value, (tuple, list)):
         return type(value)(_plain(v) for v in value)
     if isinstance(value, dict):
@@ -88,32 +90,52 @@ def _plain(value: Any) -> Any:
 
 def _build(cls: type, frozen: bool) -> type:
     inherited = [n for base in reversed(cls.__mro__[1:]) for n in getattr(base, "__record_fields__", ())]
-    own = [n for n in cls.__dict__.get("__annotations__", {}) if n not in inherited]
+    # every field this class annotates: a base's field declared again keeps its place and
+    # takes this class's default (or none), as a dataclass's does
+    own = [n for n, kind in cls.__dict__.get("__annotations__", {}).items() if not _is_class_var(kind)]
     names = tuple(dict.fromkeys(inherited + own))
     defaults = {}
-    for base in reversed(cls.__mro__):
+    for base in reversed(cls.__mro__[1:]):
         defaults.update(getattr(base, "__record_defaults__", {}))
     for name in own:
-        if name in cls.__dict__:
-            defaults[name] = cls.__dict__[name]
-            if isinstance(defaults[name], factory):
-                delattr(cls, name)  # no class attribute standing in for a per-instance default
+        if name not in cls.__dict__:
+            defaults.pop(name, None)
+            continue
+        default = defaults[name] = cls.__dict__[name]
+        if isinstance(default, factory):
+            delattr(cls, name)  # no class attribute standing in for a per-instance default
+        elif type(default).__hash__ is None:
+            # a list, dict or set given once would be every instance's: refused as dataclasses does
+            raise ValueError(f"mutable default {type(default)} for field {name} is not allowed: use factory")
     cls.__record_fields__ = names
     cls.__record_defaults__ = defaults
     cls.__match_args__ = names
     cls.__init__ = _make_init(cls, names, defaults, frozen)
     values = _values_getter(names)
     cls.__record_values__ = staticmethod(values)
+    # A class body defining __eq__ gets __hash__ = None from Python itself: a hash the class
+    # wrote is one of another value (dataclasses reads it the same way).
+    own_hash = cls.__dict__.get("__hash__", _MISSING)
+    wrote_hash = own_hash is not _MISSING and not (own_hash is None and "__eq__" in cls.__dict__)
     _set_new(cls, "__repr__", _repr)
     _set_new(cls, "__eq__", _eq)
     if frozen:
-        # a frozen dataclass's hash: the hash of the tuple of its fields
-        _set_new(cls, "__hash__", lambda self: hash(values(self)))
+        if not wrote_hash:
+            # a frozen dataclass's hash: the hash of the tuple of its fields
+            cls.__hash__ = lambda self: hash(values(self))
         _set_new(cls, "__setattr__", _refuse_set)
         _set_new(cls, "__delattr__", _refuse_delete)
     elif "__hash__" not in cls.__dict__:
         cls.__hash__ = None  # equal by value and mutable: unhashable, as a dataclass is
     return cls
+
+
+def _is_class_var(annotation: Any) -> bool:
+    """A `ClassVar[...]` annotation (a string under `from __future__ import annotations`):
+    the class's own value, not a field, as dataclasses reads it."""
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
 
 
 def _make_init(cls: type, names: tuple[str, ...], defaults: dict[str, Any], frozen: bool) -> Callable:

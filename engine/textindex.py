@@ -166,7 +166,15 @@ class TextIndex:
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
                 raise
             self.rebuilt_for_version = other_version
-            return self._replace_damaged(keep_sound=True)
+            con = self._replace_damaged(keep_sound=True)
+            if self.vouched is not None:
+                # A current opening cache vouched for the old file, so no stale check compared
+                # the notes with it: the replacement is filled before it is read, as `_guard`
+                # fills one for damage a read finds (else every answer searched an empty index).
+                self.vouched = None
+                with self._write_lock:
+                    bring_up_to_date(con, self.base.root, IndexReport(base=self.base.name), False)
+            return con
 
     def file_state(self) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
         """(device, inode, size, mtime) of index.db and of its write-ahead log (None when

@@ -56,12 +56,21 @@ def heading_starts(lines: list[str]) -> list[int]:
 
 def window_of(source: str, line: int, height: int) -> tuple[int, str]:
     """(first line, text) of the part of `source` shown first: from the heading at or before
-    1-based `line` (or the start) for `WINDOW_SCREENS` screens, ending at a blank line outside
-    a code fence, so no block is cut in two."""
+    1-based `line` (or the start; from `line`'s block when the heading is a screen or more
+    above it) for `WINDOW_SCREENS` screens, ending at a blank line outside a code fence, so
+    no block is cut in two."""
     lines = source.splitlines(keepends=True)
     at = max(0, min(line - 1, len(lines) - 1)) if line > 1 else 0
-    start = max((h for h in heading_starts(lines) if h <= at), default=0)
-    end = min(len(lines), start + WINDOW_SCREENS * max(height, 10))
+    heads = heading_starts(lines)
+    start = max((h for h in heads if h <= at), default=0)
+    screen = WINDOW_SCREENS * max(height, 10)
+    if at - start >= screen:
+        # A line a screen or more below its heading (a long section's last window) would
+        # not be in a window from the heading, and the whole note, swapped in, keeps the
+        # window's top: start at the line's block, where the whole note is cut too.
+        block = paragraph_start(lines, at, start, heading=start in heads)
+        start = block if block is not None else start
+    end = min(len(lines), start + screen)
     fenced = sum(1 for ln in lines[start:end] if _is_fence(ln)) % 2 == 1
     while end < len(lines) and (fenced or lines[end - 1].strip()):
         if _is_fence(lines[end]):
