@@ -26,6 +26,14 @@ def models(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
+def _bases_exist(tmp_path):
+    # The stage stamps each base it reorders in <base>/.kb; a base is the person's folder and
+    # kb never makes one (engine/nofollow.make_dirs), so these tests' bases are made here.
+    for name in ("zed", "int8", "c", "steve"):
+        (tmp_path / name).mkdir()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_memo():
     # Stages (and their caches) are per process: each test starts from cold caches and no memo.
     forget_slow_host()
@@ -239,3 +247,14 @@ def test_summary_and_passage_are_different_cache_entries(models, tmp_path):
     assert a.scores != b.scores
     c = rerank_results(QUESTION, rows, 2, models["a"], {"zed": tmp_path}, use_summary=True)
     assert c.stamp["cache_hits"] == 4 and c.scores == b.scores
+
+
+def test_a_base_deleted_before_its_first_stamp_refuses_the_stage(models, tmp_path):
+    # A base removed while the room or kb serve ran: the stage is refused in one line naming
+    # the stamp it could not write, and the base folder is not made again.
+    gone = tmp_path / "gone"
+    with pytest.raises(RerankUnavailable) as refused:
+        rerank_results(QUESTION, page(8), 4, models["a"], {"zed": gone})
+    assert refused.value.reason == "stamp-unwritable" and "folder is gone" in str(refused.value)
+    assert str(gone / ".kb" / "rerank-stamp.json") in str(refused.value)
+    assert not gone.exists()

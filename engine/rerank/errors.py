@@ -27,6 +27,7 @@ class RerankUnavailable(RerankError):
 
     def __init__(self, reason: str, path: str, detail: str, cure: str) -> None:
         self.reason = reason  # model-dir-unset | model-missing | model-unreadable | precision-missing | optimizer-unavailable
+        # | stamp-unreadable | stamp-unwritable
         self.path = path
         self.cure = cure
         super().__init__(f"{path}: {detail} (cure: {cure})")

@@ -59,7 +59,13 @@ def read_stamp(path: Path) -> dict[str, Any] | None:
 
 def write_stamp(path: Path, info: ModelInfo) -> dict[str, Any]:
     stamp = stamp_of(info)
-    make_dirs(path.parent, below=path.parent.parent)  # `.kb` is never reached through a link
+    try:
+        make_dirs(path.parent, below=path.parent.parent)  # `.kb` is never reached through a link
+    except FileNotFoundError:
+        # The base was deleted or moved while this process ran: kb never makes it again
+        # (engine/nofollow.make_dirs), so the stage is refused, as for an unreadable stamp.
+        raise RerankUnavailable("stamp-unwritable", str(path), "the base's folder is gone (deleted or moved)",
+                                f"kb index {path.parent.parent}") from None
     refuse_links(path, below=path.parent.parent)
     write_atomic(path, json.dumps(stamp, indent=2, sort_keys=True) + "\n")
     return stamp
