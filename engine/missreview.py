@@ -347,7 +347,7 @@ class _FileKeys:
     together, and the mean over the span's words of each one's best against the key's words.
     A mean reaches the floor only if one of its parts does, so a key can be proposed for a span
     only if one of the span's words is spelled near one of its words (`near_word`) or the span
-    run together is spelled near it run together (`near_joined`). Those keys are found through
+    run together is spelled near it run together (counted in `best_for`). Those keys are found through
     the trigram index, once per distinct word (a long log says the same words thousands of
     times), and only they are measured: the proposal is the one every pair measured gives.
     A run of words' best key is kept too (`best_for`): the log's questions repeat their runs.
@@ -370,54 +370,55 @@ class _FileKeys:
             self._keep(word, got)
         return got
 
-    def near_joined(self, grams: frozenset[str]) -> tuple[int, ...]:
-        """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with a
-        span's words run together (their trigrams: `grams`), computed as _propose computes it.
-        Not kept: the text is a span's, and `best_for` keeps the span."""
-        if not self.joined_may_reach(grams):
-            return ()
-        shared: dict[int, int] = {}
-        for g in grams:
-            for o in self.by_joined_gram.get(g, ()):
-                shared[o] = shared.get(o, 0) + 1
-        return tuple(o for o, k in shared.items() if 2.0 * k / (len(grams) + len(self.joined[o])) >= SUGGEST_MIN_DICE)
-
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
         """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
         false for most spans: no key shares more grams with it than all the keys together, so
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
-    def near_span(self, span: tuple[str, ...], grams: frozenset[str]) -> list[int]:
-        """The keys that can reach the floor with `span` (its words run together: their
-        trigrams, `grams`): near one of its words, or near it run together; ascending."""
-        orders = set(self.near_joined(grams))
-        for w in span:
-            orders.update(self.near_word(w))
-        return sorted(orders)
-
     def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
         key order): the highest similarity at or over the floor, the first key among equals,
         a key that is the span itself passed over; None when none reaches the floor. Kept per
-        span: what a run of words is spelled like does not depend on the question it is in."""
+        span: what a run of words is spelled like does not depend on the question it is in.
+
+        Only the keys that can reach the floor are measured: near one of the span's words
+        (`near_word`), or near it run together, found by counting the trigrams each key run
+        together shares with it; that count is the size of their intersection, so it is the
+        Dice numerator the measure below uses (a span's first measure is most of a long
+        log's spans: each question brings its own word, so this runs once per span and file)."""
         got = self.near.get(("best", span), _UNKNOWN)
-        if got is _UNKNOWN:
-            got = None
-            sj = trigrams(text)
-            for order in self.near_span(span, sj):
-                kt = self.terms[order]
-                if span == kt:
-                    continue  # a word aliased to itself adds nothing
-                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
-                # or each question word against its best key word.
-                kj = self.joined[order]
-                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
-                each = sum([_best_word(w, kt) for w in span]) / len(span)
-                sim = max(joined, each)
-                if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
-                    got = (sim, order)
-            self._keep(("best", span), got)
+        if got is not _UNKNOWN:
+            return got
+        got = None
+        sj = trigrams(text)
+        n_sj = len(sj)
+        joined_of = self.joined
+        orders: set[int] = set()
+        for w in span:
+            orders.update(self.near_word(w))
+        shared: dict[int, int] | None = None
+        if self.joined_may_reach(sj):
+            shared = {}
+            by_gram = self.by_joined_gram
+            for g in sj:
+                for o in by_gram.get(g, ()):
+                    shared[o] = shared.get(o, 0) + 1
+            orders.update([o for o, k in shared.items() if 2.0 * k / (n_sj + len(joined_of[o])) >= SUGGEST_MIN_DICE])
+        for order in sorted(orders):
+            kt = self.terms[order]
+            if span == kt:
+                continue  # a word aliased to itself adds nothing
+            # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+            # or each question word against its best key word.
+            kj = joined_of[order]
+            common = shared.get(order, 0) if shared is not None else len(sj & kj)
+            joined = 2.0 * common / (n_sj + len(kj))
+            each = sum([_best_word(w, kt) for w in span]) / len(span)
+            sim = max(joined, each)
+            if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
+                got = (sim, order)
+        self._keep(("best", span), got)
         return got
 
     def _keep(self, what, keys) -> None:
