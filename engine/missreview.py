@@ -460,7 +460,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         return None
     span_text = ["".join(span) for span in spans]
     span_words = list(dict.fromkeys(w for span in spans for w in span))
-    span_grams = [trigrams(t) for t in span_text]
+    span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
@@ -468,8 +468,11 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
-        if not any(map(prepared.near_word, span_words)) and not any(map(prepared.joined_may_reach, span_grams)):
-            continue
+        if not any(map(prepared.near_word, span_words)):
+            if span_grams is None:
+                span_grams = [trigrams(t) for t in span_text]
+            if not any(map(prepared.joined_may_reach, span_grams)):
+                continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
         for si, span in enumerate(spans):
