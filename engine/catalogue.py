@@ -380,7 +380,14 @@ class Ranking(LazyList):
         Scored each: every phrase found whole, and every question word some entry's
         vocabulary weighs (such an entry scored above 0, so it is ranked)."""
         found = {written for matched in self._phrases.values() for written, _ in matched}
-        found.update(w for w in self._unique if self._catalogue._contributions_of(w))
+        catalogue = self._catalogue
+        known = catalogue._contributions  # score() filled it for each of these words: no call each
+        for w in self._unique:
+            adds = known.get(w)
+            if adds is None:
+                adds = catalogue._contributions_of(w)
+            if adds:
+                found.add(w)
         return found
 
     def __repr__(self) -> str:

@@ -359,7 +359,8 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word, ("best", span) -> what was found
+    near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
+    best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
@@ -367,7 +368,7 @@ class _FileKeys:
         if got is None:
             reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
             got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
-            self._keep(word, got)
+            _keep(self.near, word, got)
         return got
 
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
@@ -387,7 +388,7 @@ class _FileKeys:
         together shares with it; that count is the size of their intersection, so it is the
         Dice numerator the measure below uses (a span's first measure is most of a long
         log's spans: each question brings its own word, so this runs once per span and file)."""
-        got = self.near.get(("best", span), _UNKNOWN)
+        got = self.best.get(span, _UNKNOWN)
         if got is not _UNKNOWN:
             return got
         got = None
@@ -418,16 +419,29 @@ class _FileKeys:
             sim = max(joined, each)
             if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
                 got = (sim, order)
-        self._keep(("best", span), got)
+        _keep(self.best, span, got)
         return got
 
-    def _keep(self, what, keys) -> None:
-        if len(self.near) >= NEAR_KEPT:
-            self.near.clear()
-        self.near[what] = keys
+    def any_word_near(self, span_words: list[str]) -> bool:
+        """Whether a key here is spelled near one of these words (near_word, read from its
+        memory first: most words of a long log are asked of the same file thousands of times)."""
+        near = self.near
+        for w in span_words:
+            got = near.get(w)
+            if got is None:
+                got = self.near_word(w)
+            if got:
+                return True
+        return False
 
 
-NEAR_KEPT = 100_000  # words remembered per file's keys; past it the memory starts over
+def _keep(memory: dict, what, found) -> None:
+    if len(memory) >= NEAR_KEPT:
+        memory.clear()
+    memory[what] = found
+
+
+NEAR_KEPT = 100_000  # words (and spans) remembered per file's keys; past it the memory starts over
 _UNKNOWN = object()  # not yet measured (None is a measured "no key")
 
 
@@ -468,15 +482,18 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
-        if not any(map(prepared.near_word, span_words)):
+        if not prepared.any_word_near(span_words):
             if span_grams is None:
                 span_grams = [trigrams(t) for t in span_text]
             if not any(map(prepared.joined_may_reach, span_grams)):
                 continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
+        known = prepared.best
         for si, span in enumerate(spans):
-            got = prepared.best_for(span, span_text[si])
+            got = known.get(span, _UNKNOWN)  # most spans were measured against this file before
+            if got is _UNKNOWN:
+                got = prepared.best_for(span, span_text[si])
             if got is not None:
                 sim, order = got
                 rank = (sim, len(span), -order)
