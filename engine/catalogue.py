@@ -231,11 +231,18 @@ class Catalogue:
         for seg in segments:
             for a, b in zip(seg, seg[1:]):
                 followers.setdefault(a, set()).add(b)
+        # The per-word tables are read directly (their builders run on a word's first use): a
+        # question's words are mostly in no entry of a small fleet, each a call for nothing.
+        pairs, contributions = self._phrase_pairs, self._contributions
         for w in unique:
             after = followers.get(w)
             if not after:
                 continue
-            by_second = self._phrases_by_second(w)
+            by_second = pairs.get(w)
+            if by_second is None:
+                by_second = self._phrases_by_second(w)
+            if not by_second:
+                continue
             tried = [p for b in after for p in by_second.get(b, ())]
             if len(tried) > 1:
                 tried.sort()
@@ -255,7 +262,11 @@ class Catalogue:
                 m.append((written, mean_idf))
         get = scores.get
         for w in unique:
-            adds = self._contributions_of(w)
+            adds = contributions.get(w)
+            if adds is None:
+                adds = self._contributions_of(w)
+            if not adds:
+                continue
             # An entry the word is new to gets its part as it is (0.0 + x is x); one that has a
             # score gets score + part, the same addition in the same order. A word of many
             # entries (a common word scores thousands) is merged with dict operations, not a
@@ -369,7 +380,14 @@ class Ranking(LazyList):
         Scored each: every phrase found whole, and every question word some entry's
         vocabulary weighs (such an entry scored above 0, so it is ranked)."""
         found = {written for matched in self._phrases.values() for written, _ in matched}
-        found.update(w for w in self._unique if self._catalogue._contributions_of(w))
+        catalogue = self._catalogue
+        known = catalogue._contributions  # score() filled it for each of these words: no call each
+        for w in self._unique:
+            adds = known.get(w)
+            if adds is None:
+                adds = catalogue._contributions_of(w)
+            if adds:
+                found.add(w)
         return found
 
     def __repr__(self) -> str:

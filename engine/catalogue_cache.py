@@ -510,11 +510,12 @@ class FleetCatalogue(Catalogue):
     def speller(self):
         """The suggester over every key, base by base: each base's part read from beside its
         index (engine/spelling_cache.py), or prepared from its entries and kept there."""
-        from .spelling_cache import base_spelling
-        from .suggest import Speller
-
         speller = self._speller
         if speller is None:
+            # Imported here, once: every refusal asks for the speller (a miss log, thousands).
+            from .spelling_cache import base_spelling
+            from .suggest import Speller
+
             entries = self.entries
 
             def keys_of_base(start: int, n: int):

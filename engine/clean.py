@@ -93,6 +93,10 @@ def shown(name: str) -> str:
 
 def json_safe(text: str) -> str:
     """JSON text with what a terminal may act on written as \\uXXXX: it parses to the same strings."""
+    # Of what the pattern matches, ASCII holds only DEL: an ASCII text without one (most JSON,
+    # `kb misses --json`'s megabytes) is returned without a scan in Python's regex engine.
+    if text.isascii() and "\x7f" not in text:
+        return text
     return _pattern(_JSON_UNSAFE).sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -347,7 +347,7 @@ class _FileKeys:
     together, and the mean over the span's words of each one's best against the key's words.
     A mean reaches the floor only if one of its parts does, so a key can be proposed for a span
     only if one of the span's words is spelled near one of its words (`near_word`) or the span
-    run together is spelled near it run together (`near_joined`). Those keys are found through
+    run together is spelled near it run together (counted in `best_for`). Those keys are found through
     the trigram index, once per distinct word (a long log says the same words thousands of
     times), and only they are measured: the proposal is the one every pair measured gives.
     A run of words' best key is kept too (`best_for`): the log's questions repeat their runs.
@@ -359,7 +359,8 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word, ("best", span) -> what was found
+    near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
+    best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
@@ -367,20 +368,8 @@ class _FileKeys:
         if got is None:
             reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
             got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
-            self._keep(word, got)
+            _keep(self.near, word, got)
         return got
-
-    def near_joined(self, grams: frozenset[str]) -> tuple[int, ...]:
-        """The keys whose words run together have a Dice of SUGGEST_MIN_DICE or more with a
-        span's words run together (their trigrams: `grams`), computed as _propose computes it.
-        Not kept: the text is a span's, and `best_for` keeps the span."""
-        if not self.joined_may_reach(grams):
-            return ()
-        shared: dict[int, int] = {}
-        for g in grams:
-            for o in self.by_joined_gram.get(g, ()):
-                shared[o] = shared.get(o, 0) + 1
-        return tuple(o for o, k in shared.items() if 2.0 * k / (len(grams) + len(self.joined[o])) >= SUGGEST_MIN_DICE)
 
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
         """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
@@ -388,45 +377,71 @@ class _FileKeys:
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
-    def near_span(self, span: tuple[str, ...], grams: frozenset[str]) -> list[int]:
-        """The keys that can reach the floor with `span` (its words run together: their
-        trigrams, `grams`): near one of its words, or near it run together; ascending."""
-        orders = set(self.near_joined(grams))
-        for w in span:
-            orders.update(self.near_word(w))
-        return sorted(orders)
-
     def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
         key order): the highest similarity at or over the floor, the first key among equals,
         a key that is the span itself passed over; None when none reaches the floor. Kept per
-        span: what a run of words is spelled like does not depend on the question it is in."""
-        got = self.near.get(("best", span), _UNKNOWN)
-        if got is _UNKNOWN:
-            got = None
-            sj = trigrams(text)
-            for order in self.near_span(span, sj):
-                kt = self.terms[order]
-                if span == kt:
-                    continue  # a word aliased to itself adds nothing
-                # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
-                # or each question word against its best key word.
-                kj = self.joined[order]
-                joined = 2.0 * len(sj & kj) / (len(sj) + len(kj))
-                each = sum([_best_word(w, kt) for w in span]) / len(span)
-                sim = max(joined, each)
-                if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
-                    got = (sim, order)
-            self._keep(("best", span), got)
+        span: what a run of words is spelled like does not depend on the question it is in.
+
+        Only the keys that can reach the floor are measured: near one of the span's words
+        (`near_word`), or near it run together, found by counting the trigrams each key run
+        together shares with it; that count is the size of their intersection, so it is the
+        Dice numerator the measure below uses (a span's first measure is most of a long
+        log's spans: each question brings its own word, so this runs once per span and file)."""
+        got = self.best.get(span, _UNKNOWN)
+        if got is not _UNKNOWN:
+            return got
+        got = None
+        sj = trigrams(text)
+        n_sj = len(sj)
+        joined_of = self.joined
+        orders: set[int] = set()
+        for w in span:
+            orders.update(self.near_word(w))
+        shared: dict[int, int] | None = None
+        if self.joined_may_reach(sj):
+            shared = {}
+            by_gram = self.by_joined_gram
+            for g in sj:
+                for o in by_gram.get(g, ()):
+                    shared[o] = shared.get(o, 0) + 1
+            orders.update([o for o, k in shared.items() if 2.0 * k / (n_sj + len(joined_of[o])) >= SUGGEST_MIN_DICE])
+        for order in sorted(orders):
+            kt = self.terms[order]
+            if span == kt:
+                continue  # a word aliased to itself adds nothing
+            # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+            # or each question word against its best key word.
+            kj = joined_of[order]
+            common = shared.get(order, 0) if shared is not None else len(sj & kj)
+            joined = 2.0 * common / (n_sj + len(kj))
+            each = sum([_best_word(w, kt) for w in span]) / len(span)
+            sim = max(joined, each)
+            if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
+                got = (sim, order)
+        _keep(self.best, span, got)
         return got
 
-    def _keep(self, what, keys) -> None:
-        if len(self.near) >= NEAR_KEPT:
-            self.near.clear()
-        self.near[what] = keys
+    def any_word_near(self, span_words: list[str]) -> bool:
+        """Whether a key here is spelled near one of these words (near_word, read from its
+        memory first: most words of a long log are asked of the same file thousands of times)."""
+        near = self.near
+        for w in span_words:
+            got = near.get(w)
+            if got is None:
+                got = self.near_word(w)
+            if got:
+                return True
+        return False
 
 
-NEAR_KEPT = 100_000  # words remembered per file's keys; past it the memory starts over
+def _keep(memory: dict, what, found) -> None:
+    if len(memory) >= NEAR_KEPT:
+        memory.clear()
+    memory[what] = found
+
+
+NEAR_KEPT = 100_000  # words (and spans) remembered per file's keys; past it the memory starts over
 _UNKNOWN = object()  # not yet measured (None is a measured "no key")
 
 
@@ -459,7 +474,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         return None
     span_text = ["".join(span) for span in spans]
     span_words = list(dict.fromkeys(w for span in spans for w in span))
-    span_grams = [trigrams(t) for t in span_text]
+    span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
@@ -467,12 +482,18 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         prepared = _file_keys(f.keys)
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
-        if not any(map(prepared.near_word, span_words)) and not any(map(prepared.joined_may_reach, span_grams)):
-            continue
+        if not prepared.any_word_near(span_words):
+            if span_grams is None:
+                span_grams = [trigrams(t) for t in span_text]
+            if not any(map(prepared.joined_may_reach, span_grams)):
+                continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
+        known = prepared.best
         for si, span in enumerate(spans):
-            got = prepared.best_for(span, span_text[si])
+            got = known.get(span, _UNKNOWN)  # most spans were measured against this file before
+            if got is _UNKNOWN:
+                got = prepared.best_for(span, span_text[si])
             if got is not None:
                 sim, order = got
                 rank = (sim, len(span), -order)

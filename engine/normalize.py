@@ -70,7 +70,11 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The words that carry meaning, in order, repeats kept."""
-    return [w for w in _SPLIT.split(fold(text)) if len(w) > 1 and w not in STOPWORDS]
+    folded = fold(text)
+    # ASCII split as words() splits it (the same words; the pattern's empty ends are dropped
+    # below anyway): every question of a miss log and most chunks, without the regex engine.
+    split = folded.translate(_ASCII_BREAKS).split() if folded.isascii() else _SPLIT.split(folded)
+    return [w for w in split if len(w) > 1 and w not in STOPWORDS]
 
 
 def unique_terms(text: str) -> list[str]:

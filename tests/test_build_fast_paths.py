@@ -11,7 +11,7 @@ import re
 import Stemmer
 
 from engine.excerpt import _EMPHASIS, _LINK, _WIKI, plain
-from engine.normalize import _SPLIT, fold, words
+from engine.normalize import _SPLIT, fold, terms, words
 from engine.stopwords import STOPWORDS
 from engine.stemming import _accented, _kept, index_stems, stem_words
 
@@ -29,6 +29,22 @@ def test_words_is_the_pattern_split_for_every_ascii_character_and_random_text():
     for _ in range(3000):
         s = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 300)))
         assert words(s) == _words_reference(s), repr(s)
+
+
+def test_terms_is_the_pattern_split_for_every_ascii_character_and_random_text():
+    # terms() splits ASCII as words() does; the seed's terms are the pattern's, stopwords and
+    # one-character words dropped.
+    def reference(text: str) -> list[str]:
+        return [w for w in _SPLIT.split(fold(text)) if len(w) > 1 and w not in STOPWORDS]
+
+    for cp in range(128):
+        for text in (chr(cp), f"ab{chr(cp)}cd", f"{chr(cp)}xy{chr(cp)}{chr(cp)}the{chr(cp)}z"):
+            assert terms(text) == reference(text), hex(cp)
+    rng = random.Random(5)
+    pool = [chr(c) for c in range(128)] + ["the", "de", "ab", "x_y"] + list("áéçãõ日本ß_ ") + ["\u00a0", "\u0301"]
+    for _ in range(3000):
+        s = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 120)))
+        assert terms(s) == reference(s), repr(s)
 
 
 def test_stem_cache_gives_snowball_stems_first_and_later_time():

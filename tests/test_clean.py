@@ -48,3 +48,12 @@ def test_what_is_unsafe_is_written_down_in_one_module():
     copies = [p.relative_to(repo).as_posix() for pkg in ("engine", "kbtui", "kbtools") for p in (repo / pkg).rglob("*.py")
               if p.name != "clean.py" and any(m in p.read_text(encoding="utf-8") for m in marks)]
     assert not copies, f"a control-character pattern outside engine/clean.py: {copies}"
+
+
+def test_json_safe_escapes_del_in_ascii_and_leaves_clean_ascii_as_it_is():
+    # ASCII text without DEL skips the pattern: DEL is the one character of it ASCII can hold.
+    from engine.clean import json_safe
+
+    assert json_safe('{"q": "a\x7fb"}') == '{"q": "a\\u007fb"}'
+    assert json_safe('{"q": "plain \\"text\\" 1"}') == '{"q": "plain \\"text\\" 1"}'
+    assert json_safe('{"q": "é\u202e\x85\udcff"}') == '{"q": "é\\u202e\\u0085\\udcff"}'
