@@ -159,18 +159,24 @@ _IMPORTED_BY_A_RUN = (
 )
 
 
-@pytest.mark.parametrize("verb", ["route", "boot"])
-def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
+def _run_recording_imports(demo, verb: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """`kb route` or `kb boot` of the seed's protein question in a fresh process, and the
+    modules it imported."""
     question = "how much protein per meal"
     args = ["route", question, str(demo), "--json"] if verb == "route" else ["boot", "--text", str(demo)]
     r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, *args], cwd=REPO, capture_output=True, text=True,
                        timeout=120, input=question if verb == "boot" else None)
     assert r.returncode == 0, r.stderr
+    return r, set(json.loads(r.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("verb", ["route", "boot"])
+def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
+    r, imported = _run_recording_imports(demo, verb)
     if verb == "route":
         assert json.loads(r.stdout)["verdict"] == "hit"  # the plain path: served, no refusal
     else:
         assert "VESTA: this message is for" in r.stdout
-    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
     assert "engine.memory" in imported  # the run really answered
     unwanted = sorted(m for m in NOT_FOR_A_PLAIN_ROUTE if m in imported)
     assert not unwanted, f"`kb {verb}` imported {unwanted}: import them where they run"
@@ -180,14 +186,9 @@ def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
 def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb):
     time.sleep(RACY_NS / 1e9 + 0.2)  # no note young: none is re-read to be sure of it
     assert run_kb("index", str(demo)).returncode == 0
-    question = "how much protein per meal"
-    args = ["route", question, str(demo), "--json"] if verb == "route" else ["boot", "--text", str(demo)]
-    r = subprocess.run([sys.executable, "-c", _IMPORTED_BY_A_RUN, *args], cwd=REPO, capture_output=True, text=True,
-                       timeout=120, input=question if verb == "boot" else None)
-    assert r.returncode == 0, r.stderr
+    r, imported = _run_recording_imports(demo, verb)
     if verb == "route":
         assert json.loads(r.stdout)["verdict"] == "hit"
-    imported = set(json.loads(r.stderr.strip().splitlines()[-1]))
     assert "engine.indexupdate" in imported  # the stale check ran
     unwanted = sorted(m for m in THE_WRITER + NO_DATACLASSES if m in imported)
     assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
