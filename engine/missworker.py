@@ -19,7 +19,6 @@ from __future__ import annotations
 import marshal
 import os
 import select
-import struct
 import subprocess
 import sys
 import threading
@@ -31,8 +30,6 @@ from .misses import MissEntry
 from .owncode import python_running
 from .missreview import MissReview, NearFile, Proposal, review_one, reviewing
 from .question import cut_question
-
-_FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
 
 
 def command() -> list[str]:
@@ -149,12 +146,7 @@ class _Child:
             return []
         self._buffer += chunk
         out = []
-        while len(self._buffer) >= _FRAME.size:
-            (n,) = _FRAME.unpack_from(self._buffer)
-            if len(self._buffer) < _FRAME.size + n:
-                break
-            frame = bytes(self._buffer[_FRAME.size:_FRAME.size + n])
-            del self._buffer[:_FRAME.size + n]
+        for frame in helperprocess.whole_frames(self._buffer):
             try:
                 wire = marshal.loads(frame)
             except (ValueError, EOFError, TypeError):
@@ -193,10 +185,8 @@ def _serve() -> None:
     out = sys.stdout.buffer
 
     def send(obj) -> None:
-        frame = marshal.dumps(obj)
-        out.write(_FRAME.pack(len(frame)))
-        out.write(frame)
-        out.flush()
+        helperprocess.send_frame(out, obj)
+        out.flush()  # each review as it is made: the parent reads them between its own
 
     collector.no_pass_at_exit()
     with reviewing(memory, questions) as snap:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,6 @@ from . import helperprocess
 from .owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
-_FRAME = struct.Struct("<I")  # a frame's length, then its marshal bytes
 _FAILED = "failed"  # what the child sends for a note whose preparation raised
 
 
@@ -86,12 +84,8 @@ class PrepWorker:
         if self._proc is None:
             return None
         try:
-            head = self._proc.stdout.read(_FRAME.size)
-            if len(head) < _FRAME.size:
-                return None
-            (n,) = _FRAME.unpack(head)
-            body = self._proc.stdout.read(n)
-            wire = marshal.loads(body) if len(body) == n else None
+            body = helperprocess.read_frame(self._proc.stdout)
+            wire = marshal.loads(body) if body is not None else None
         except (OSError, ValueError, EOFError, TypeError):
             return None
         return wire if isinstance(wire, tuple) and len(wire) == 4 else None
@@ -111,9 +105,7 @@ def _serve() -> None:
             wire = to_wire(prepare(Path(root), rel, os.stat_result(fields), old))
         except Exception:
             wire = _FAILED  # the parent prepares this note itself, and sees the error
-        frame = marshal.dumps(wire)
-        out.write(_FRAME.pack(len(frame)))
-        out.write(frame)
+        helperprocess.send_frame(out, wire)
     out.flush()
 
 
