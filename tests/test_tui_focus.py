@@ -197,3 +197,26 @@ def test_panes_hidden_under_the_tabs_are_painted_when_shown_not_on_every_key(tmp
             await settle(pilot)
             assert str(gate.content) != placeholder and "idf_unique" in screen_text(app)
     run(go())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_down_then_enter_in_one_write_opens_the_row_down_moved_to(tmp_path, size):
+    # tmux `send-keys Down Enter`, or a fast typist: both keys arrive in one terminal write,
+    # before focus has moved. Enter belongs to the reading list, not to the question.
+    async def go():
+        from kbtui.reader import ReaderScreen
+
+        fleet = copy_demo(tmp_path / "demo")
+        app = make_app(fleet)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await ask(pilot, "me conta uma piada")  # NOTHING: a second Enter would record a miss
+            await ask(pilot, "how much protein per meal")
+            assert app.main.answer.results
+            app.post_message(events.Key("down", None))
+            app.post_message(events.Key("enter", "\r"))
+            await settle(pilot)
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, ReaderScreen)
+            assert "how much protein per meal" not in app.history.items
+    run(go())
