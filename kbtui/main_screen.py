@@ -334,8 +334,10 @@ class MainScreen(Screen):
             return "indexing the fleet…"
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        return (f"ready: {loaded.chunks} chunks, {how}. Ask a question: the answer follows your typing; "
-                "Enter records a miss")
+        # Short enough for the one-line bar (73 cells after its badge at 80 columns): whole at
+        # 100 columns for any fleet, and at 80 when the index is found (to 999,999 chunks). The
+        # old longer hint was cut mid-sentence at both.
+        return f"ready: {loaded.chunks} chunks, {how}; type to ask, Enter records a miss"
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True
