@@ -17,6 +17,7 @@ import gc
 import os
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -134,7 +135,7 @@ class Routed:
     snap: Snapshot
     words: tuple[str, ...]  # the question's normalised words
     terms: tuple[str, ...]  # alias-expanded: what both scorers see
-    keyword: tuple[KeywordHit, ...]
+    keyword: Sequence[KeywordHit]  # a KeywordHits: each hit built when read
     verdict: str
     agent: AgentChoice | None  # None when the caller asked for no owner (Memory.reask)
     started: float  # perf_counter() when the question arrived
@@ -531,7 +532,7 @@ class Memory:
             self._roster = roster_of(self.fleet)
         return self._roster
 
-    def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+    def _classified(self, question: str, keyword: Sequence[KeywordHit], fold_choice: AgentChoice) -> AgentChoice:
         from .classifier import Classifier, choose
         from .dossier import build_dossier
 
