@@ -53,6 +53,7 @@ from .question import cut_question
 from .record import record, replace
 from .rrf import rrf, rrf_top
 from .indexupdate import IndexReport
+from .notefiles import on_base
 from .notestore import FileRecord
 from .textindex import TextIndex
 from .textpool import TextHits, TextPool
@@ -285,7 +286,7 @@ class Memory:
         unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
         chunks = sum(op.chunks for op in openings.values())
         skipped = [
-            f"{name}/{s}" for name, op in openings.items() for s in catalogue_cache.shown_skipped(self.indexes[name], op)
+            on_base(name, s) for name, op in openings.items() for s in catalogue_cache.shown_skipped(self.indexes[name], op)
         ]
         aliases_sig = _file_sig(self.fleet.aliases_path)  # before the read: a later edit is seen
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
