@@ -220,3 +220,29 @@ def test_down_then_enter_in_one_write_opens_the_row_down_moved_to(tmp_path, size
             assert isinstance(app.screen, ReaderScreen)
             assert "how much protein per meal" not in app.history.items
     run(go())
+
+
+def test_down_then_enter_from_the_question_while_another_pane_is_shown_under_the_tabs(tmp_path):
+    # At 80x24 the keywords pane was the one shown: Down must show the reading list and focus
+    # it at once, though the list is displayed only on the next refresh.
+    async def go():
+        from kbtui.reader import ReaderScreen
+
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            app.main.focus_pane("keywords")
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert _where(app) == ("question", "keywords")
+            app.post_message(events.Key("down", None))
+            app.post_message(events.Key("enter", "\r"))
+            await settle(pilot)
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, ReaderScreen)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert _where(app) == ("reading", "reading")
+    run(go())
