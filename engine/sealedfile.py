@@ -25,6 +25,7 @@ import itertools
 import marshal
 import os
 import stat
+import struct
 import threading
 import zlib
 from array import array
@@ -225,8 +226,8 @@ class Keyed(Mapping):
     one's CRC-32 (in the head), and the blobs end to end (a region). A fresh process looks
     up the few names a question touches and reads and decodes only theirs; loading a dict of
     every word, record and entry was most of reading the cache at 60,000 chunks (a new
-    object per name and per blob). The offsets stay the head's bytes, read through a
-    memoryview when first asked (no copy): over 2,000 small bases most tables are never read."""
+    object per name and per blob). The offsets stay the head's bytes, each read when asked
+    (no array per table): over 2,000 small bases most tables are never read."""
 
     __slots__ = ("_listed", "_starts_raw", "_starts", "_ends", "_crcs", "_blobs", "_asked", "_places", "_n")
 
@@ -235,10 +236,9 @@ class Keyed(Mapping):
         self._asked = 0
         self._places: dict[str, int] | None = None
         self._starts_raw = starts
-        self._starts = None
+        self._starts: array | None = None
         self._n = len(ends) // 8
-        self._ends = _view(ends, "Q")
-        self._crcs = _view(crcs, "I")
+        self._ends, self._crcs = ends, crcs
 
     def _name(self, k: int) -> str:
         starts = self._starts
@@ -268,12 +268,13 @@ class Keyed(Mapping):
             self._places = dict(zip(self, range(self._n)))
             return self._places.get(name, -1)
         if self._starts is None:
-            self._starts = _view(self._starts_raw, "I")
+            self._starts = array("I")
+            self._starts.frombytes(self._starts_raw)
         k = bisect_left(range(self._n), name, key=self._name)
         return k if k < self._n and self._name(k) == name else -1
 
     def _blob(self, k: int) -> bytes:
-        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
+        return _blob_at(self._blobs, self._ends, self._crcs, k)
 
     def __getitem__(self, name: str) -> bytes:
         k = self._place(name)
@@ -297,9 +298,14 @@ class Keyed(Mapping):
         return self._n
 
 
-def _view(raw: bytes, code: str) -> memoryview:
-    """Packed numbers (array.tobytes, native order) read in place."""
-    return memoryview(raw).cast(code)
+_END, _CRC = struct.Struct("=Q"), struct.Struct("=I")  # array("Q") and array("I") items, native order
+
+
+def _blob_at(blobs: Region, ends: bytes, crcs: bytes, k: int) -> bytes:
+    """Blob k of a region, from where each blob ends and each one's CRC-32 (packed as
+    ends_and_blobs packs them), read in place."""
+    start = _END.unpack_from(ends, 8 * (k - 1))[0] if k else 0
+    return blobs.blob(start, _END.unpack_from(ends, 8 * k)[0], _CRC.unpack_from(crcs, 4 * k)[0])
 
 
 # A listing this short is scanned rather than bisected (measured over 2,000 small bases: a
@@ -312,22 +318,23 @@ class Blobs(Sequence):
     """A cached sequence of blobs: where each ends and its CRC-32 (in the head), and the
     blobs end to end (a region)."""
 
-    __slots__ = ("_ends", "_crcs", "_blobs")
+    __slots__ = ("_ends", "_crcs", "_blobs", "_n")
 
     def __init__(self, ends: bytes, crcs: bytes, blobs: Region):
-        self._blobs = blobs
-        self._ends = _view(ends, "Q")
-        self._crcs = _view(crcs, "I")
+        self._blobs, self._ends, self._crcs = blobs, ends, crcs
+        self._n = len(ends) // 8
 
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         if k < 0:
-            k += len(self._ends)
-        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError(k)
+        return _blob_at(self._blobs, self._ends, self._crcs, k)
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return self._n
 
 
 def keyed(values: Mapping) -> tuple[tuple[str, bytes, bytes, bytes], bytes] | None:

@@ -64,3 +64,13 @@ def test_a_blob_whose_bytes_changed_is_damaged_not_decoded(tmp_path):
 def _open_damaged(path):
     (_, head, blob_head), regions = open_shaped(str(path), MAGIC, 1 << 30, 1, 3, 2)
     return path, Keyed(*head, regions[0]), Blobs(*blob_head, regions[1])
+
+
+def test_blobs_read_in_place_index_as_a_list_does(tmp_path):
+    items = [f"item {i}" * i for i in range(7)]
+    _, _, b = _open(tmp_path, {}, items)
+    assert len(b) == 7 and [marshal.loads(x) for x in b] == items  # iteration stops at the end
+    assert marshal.loads(b[-1]) == items[-1] and [marshal.loads(x) for x in b[2:5]] == items[2:5]
+    for past in (7, -8):
+        with pytest.raises(IndexError):
+            b[past]
