@@ -114,7 +114,7 @@ class Opening:
 
 
 def cache_path(index: TextIndex) -> str:
-    return os.path.join(os.fspath(index.path.parent), CACHE_NAME)
+    return os.path.join(os.path.dirname(index.path_str), CACHE_NAME)
 
 
 # The last opening each index gave this process: the stale check and the snapshot read the
