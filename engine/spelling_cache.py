@@ -85,13 +85,16 @@ def fleet_spelling(root: str, parts: Sequence[tuple[str, Opening]],
     found = _load(path, key, keys, FLEET_MAGIC, FLEET_MAX_BYTES)
     if found is not None:
         return found
-    made = spelling_of(keys())
+    folder = os.path.dirname(path)
     try:
-        os.mkdir(os.path.dirname(path))  # the fleet root's `.kb`, beside its miss log
+        os.mkdir(folder)  # the fleet root's `.kb`, beside its miss log
     except FileExistsError:
         pass
     except OSError:
-        return made  # a read-only fleet root: prepared for this process only
+        return None  # a fleet root that cannot be written: the bases' parts, which may be kept
+    if not os.access(folder, os.W_OK):
+        return None
+    made = spelling_of(keys())
     _store(path, key, made, FLEET_MAGIC)
     return made
 
