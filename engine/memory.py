@@ -292,7 +292,7 @@ class Memory:
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
         self._generation += 1
         snap = Snapshot(
-            catalogue=catalogue_cache.FleetCatalogue(openings),
+            catalogue=catalogue_cache.FleetCatalogue(openings, fleet_root=os.fspath(self.fleet.root)),
             records=records,
             aliases=tuple(aliases),
             alias_problems=tuple(alias_problems),
