@@ -252,7 +252,14 @@ def ensure_ignored(path: Path) -> None:
     sources.append((current, False))
     under = d.relative_to(top).as_posix()
     prefix = "/" if under == "." else f"/{under}/"
-    missing = [prefix + w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
+    # The rules this function writes are anchored at the work tree's top, so they are read back
+    # as lines, not as patterns of the log's own folder: else each miss appended them again.
+    written = {line.strip() for line in current.splitlines()}
+    missing = [
+        prefix + w
+        for w in wanted
+        if prefix + w not in written and not any(_covers(text, w, here) for text, here in sources)
+    ]
     if not any(line.strip() in (".kb/", ".kb", "**/.kb/") for text, _ in sources for line in text.splitlines()):
         missing.append(".kb/")
     if missing:

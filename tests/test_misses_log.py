@@ -361,6 +361,17 @@ def test_the_log_is_git_ignored_where_it_lands(tmp_path):
     assert ".kb" not in status
 
 
+def test_each_ignore_rule_is_written_once_however_many_misses(tmp_path):
+    # The rules kb writes are anchored (`/fleet/kb-misses.txt`); read back as "not in the
+    # log's own folder" they never counted, so every miss appended the same two lines again.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    for question in (MISSED, "how do I roll forward", MISSED):
+        assert run_kb("route", question, str(demo)).returncode == 0
+    lines = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    written = [line for line in lines if line and not line.startswith("#")]
+    assert sorted(written) == sorted(["/fleet/kb-misses.txt", "/fleet/.kb-misses.txt.lock", ".kb/"])
+
+
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=True)
     log = repo / "logs" / "questions.txt"
