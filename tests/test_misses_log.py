@@ -372,6 +372,16 @@ def test_each_ignore_rule_is_written_once_however_many_misses(tmp_path):
     assert sorted(written) == sorted(["/fleet/kb-misses.txt", "/fleet/.kb-misses.txt.lock", ".kb/"])
 
 
+def test_an_index_built_in_a_git_work_tree_is_ignored_before_any_miss(tmp_path):
+    # A notes folder kept in git: `kb index` alone made `.kb/` (megabytes of index) show in
+    # `git status`, ready to be committed, until the first miss happened to list it.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    assert run_kb("index", str(demo)).returncode == 0
+    assert (demo / "zed" / ".kb" / "index.db").exists()
+    assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
+    assert ".kb" not in _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
+
+
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=True)
     log = repo / "logs" / "questions.txt"
