@@ -25,6 +25,7 @@ def test_route_shows_the_text_list_by_default_under_a_line_naming_kb_label(tmp_p
     assert "kb label" in first and "never a HIT until labelled" in first
     assert "topic-" in r.stdout  # the reading list itself
     assert "do not carry the words" not in r.stdout  # no labels, so no claim about them
+    assert "indexed:  0 entries across 1 agent, 0 aliases" in r.stdout.splitlines()  # not "1 agents"
     assert json.loads(run_kb("route", "spades", str(root), "--json").stdout)["verdict"] == "nothing"
 
 
