@@ -72,6 +72,36 @@ def test_a_lone_base_inside_a_fleet_still_reads_the_fleets_manifest(demo):
     assert (roster.name, roster.classifier) == ("Atrium", example_command())
 
 
+def _vault(root):
+    """A plain vault: no agent.txt, no index.md, notes in folders."""
+    (root / "Health").mkdir(parents=True)
+    (root / "Health" / "Sleep.md").write_text("# Sleep\n\nNo screens before bed.\n")
+    (root / "Cooking.md").write_text("# Cooking\n\nFeed the starter.\n")
+    return root
+
+
+def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_path):
+    # `kb index vault` makes one base; `kb list vault/Health` took Health for a base of its
+    # own, named its notes Health/..., and built a second index inside the vault.
+    vault = _vault(tmp_path / "vault")
+    assert run_kb("index", str(vault)).returncode == 0
+    p = run_kb("list", str(vault / "Health"))
+    assert p.returncode == 0, p.stderr
+    assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == ["vault/Health/Sleep.md"]
+    assert not (vault / "Health" / ".kb").exists()
+
+
+def test_remember_writes_a_new_note_into_an_indexed_plain_vault(tmp_path):
+    vault = _vault(tmp_path / "vault")
+    assert run_kb("index", str(vault)).returncode == 0
+    note = vault / "Garden" / "basil.md"
+    p = run_kb("remember", "Basil needs full sun and warm nights", str(note), "--write", "--key", "basil")
+    assert p.returncode == 0, p.stderr
+    assert note.exists() and "**Search for:** `basil`" in note.read_text()
+    listed = json.loads(run_kb("list", str(vault), "--json").stdout)["notes"]
+    assert "vault/Garden/basil.md" in {n["id"] for n in listed}
+
+
 def test_kb_list_lists_a_folder_inside_a_base(demo):
     p = run_kb("list", str(demo / "zed" / "knowledge"))
     assert p.returncode == 0, p.stderr

@@ -89,11 +89,19 @@ def _note_memory_of(path: str):
     if not p.is_dir() and p.suffix.lower() != ".md":
         raise KbError(f"{path}: neither a directory nor a .md note path")
     for parent in p.parents:
-        if parent.is_dir() and is_base(parent):
+        if parent.is_dir() and (is_base(parent) or _indexed(parent)):
             return _memory([parent]), str(p)
     if p.is_dir():
         return _memory([p]), None  # a plain folder of notes is a base of its own
-    raise KbError(f"{path}: not inside a base (no agent.txt, index.md or map above it)")
+    raise KbError(f"{path}: not inside a base (no agent.txt, index.md or map above it, and no folder "
+                  "above it indexed by kb index)")
+
+
+def _indexed(folder: Path) -> bool:
+    """A plain folder kb has indexed as a base (a vault with no agent.txt): a folder or a new
+    note below it belongs to it, not to a second base of its own with a second index."""
+    kb = folder / ".kb"
+    return not kb.is_symlink() and (kb / "index.db").is_file()
 
 
 def _has_child_base(p: Path) -> bool:
