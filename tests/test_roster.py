@@ -80,6 +80,13 @@ def _vault(root):
     return root
 
 
+def test_kb_fleet_counts_unlabelled_notes_as_unlabelled_not_unreachable(tmp_path):
+    # The text search reaches every one of them; "12 unreachable" told a stranger otherwise.
+    vault = _vault(tmp_path / "vault")
+    lines = run_kb("fleet", str(vault)).stdout.splitlines()
+    assert "  vault  vault  (0 entries, 2 without a Search for: line, reached by text only)" in lines
+
+
 def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_path):
     # `kb index vault` makes one base; `kb list vault/Health` took Health for a base of its
     # own, named its notes Health/..., and built a second index inside the vault.
