@@ -96,6 +96,12 @@ def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_p
     assert p.returncode == 0, p.stderr
     assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == ["vault/Health/Sleep.md"]
     assert not (vault / "Health" / ".kb").exists()
+    # A folder holding an index.md (a map of content) is a folder of the vault too.
+    (vault / "Health" / "index.md").write_text("# Health\n\n- [[Sleep]]\n")
+    p = run_kb("list", str(vault / "Health"))
+    assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == [
+        "vault/Health/Sleep.md", "vault/Health/index.md"]
+    assert not (vault / "Health" / ".kb").exists()
 
 
 def test_remember_writes_a_new_note_into_an_indexed_plain_vault(tmp_path):
