@@ -105,7 +105,9 @@ def _indexed_vault_above(p: Path) -> Path | None:
     or map of its own: a vault), so that a folder of it holding an index.md is still its folder.
     A base or a fleet root (fleet.txt) on the way ends the search: those name their own bases."""
     for parent in p.parents:
-        if not parent.is_dir() or is_base(parent) or (parent / "fleet.txt").is_file():
+        if not parent.is_dir():
+            continue  # a new note's folders, made when it is written
+        if is_base(parent) or (parent / "fleet.txt").is_file():
             return None
         if _indexed(parent):
             return parent
