@@ -57,6 +57,7 @@ from . import stopwords as stopwords_module
 from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .atomic import write_atomic
+from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
 from .record import fields as record_fields, record, replace
 from .sealedfile import (
     Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest,
@@ -333,20 +334,40 @@ def _store(index: TextIndex, op: Opening) -> None:
         pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
 
 
-def _decoded(op: Opening, get):
+def _decoded(op: Opening, get, fits: Callable[[object], bool] = lambda value: True):
     """`get(op)`, a record's, entry's, word's or the columns' value: decoded from the cache
     file's blob (checked first), or as read from the index (an opening that is not kept is
-    never encoded at all). A blob whose bytes are damaged is never decoded: the opening is
-    read again from the index, the file replaced, and the value taken from there."""
+    never encoded at all). A blob whose bytes are damaged, or whose value `fits` refuses (not
+    of the shape kb writes: a file sealed right by hand), is never used: the opening is read
+    again from the index, the file replaced, and the value taken from there."""
     try:
         blob = get(op)
         if isinstance(blob, Region):
-            return blob.value()
-        return loads(blob, op.where) if isinstance(blob, bytes) else blob
+            value = blob.value()
+        elif isinstance(blob, bytes):
+            value = loads(blob, op.where)
+        else:
+            return blob
+        if not fits(value):
+            raise Damaged(f"{op.where}: a value not of the shape kb writes")
+        return value
     except Damaged:
         if op.reread is None:
             raise
         return get(op.reread())
+
+
+# The shapes of the values _read makes, as kept in the file (engine/blobshape.py).
+_is_record = shaped((int, str, str, bool, str, str, TEXTS, str, OPTIONAL_INT, bool, OPTIONAL_INT, TEXTS, OPTIONAL_STR,
+                     int, int, TEXTS))  # FileRecord's fields in order
+_is_entry = shaped((str, (str, str, str, TEXTS, TEXTS, [(str, TEXTS)], TEXTS, TEXTS, TEXTS)))  # (path, _entry_row)
+_is_columns = shaped((TEXTS, TEXTS))  # the entries' paths and species
+_is_postings = shaped(([(int, bool, NUMBER, int)], [(int, str, TEXTS, str)]))  # as Catalogue makes them
+
+
+def _is_word(value, entries: int) -> bool:
+    """A word's postings and phrases, each pointing at one of the base's `entries`."""
+    return _is_postings(value) and firsts_within(value[0], entries) and firsts_within(value[1], entries)
 
 
 class _Reread:
@@ -387,7 +408,7 @@ class Records(Mapping):
     def __getitem__(self, path: str) -> FileRecord:
         rec = self._done.get(path)
         if rec is None:
-            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path]))
+            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path], _is_record))
         return rec
 
     def __iter__(self) -> Iterator[str]:
@@ -425,7 +446,7 @@ class _Entries(Sequence):
             b = bisect_right(self._starts, i) - 1
             base, op = self._parts[b]
             k = i - self._starts[b]
-            path, row = _decoded(op, lambda op: op.entries[k])  # a blob, or as read from the index
+            path, row = _decoded(op, lambda op: op.entries[k], _is_entry)  # a blob, or as read from the index
             title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = row
             e = self._done[i] = Entry(
                 base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
@@ -450,7 +471,7 @@ class _Words:
             postings: list = []
             phrases: list = []
             for op, start in self._parts:
-                got = _decoded(op, lambda op: op.words.get(w))
+                got = _decoded(op, lambda op: op.words.get(w), lambda v: _is_word(v, len(op.entries)))
                 if got is None:
                     continue
                 p, ph = got
@@ -533,7 +554,8 @@ class FleetCatalogue(Catalogue):
         base, op = self._parts[b]
         columns = self._base_columns.get(b)
         if columns is None:
-            columns = self._base_columns[b] = _decoded(op, lambda op: op.columns)
+            columns = self._base_columns[b] = _decoded(
+                op, lambda op: op.columns, lambda v: _is_columns(v) and len(v[0]) == len(v[1]) == len(op.entries))
         paths, species = columns
         k = i - self.entries._starts[b]
         if name == "ids":
