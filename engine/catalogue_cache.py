@@ -193,16 +193,19 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     if vocabulary is None or op.key is None or op.key != _key(index):
         return None
     hits = []
-    for s in _asked(question, tuple(terms)):
-        if _PLAIN_TOKEN.match(s) is None:
-            return None
-        at = vocabulary.find(f"\n{s} ")
-        if at >= 0:
-            start = at + len(s) + 2
-            hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
-    if not hits:
-        return 0.0
-    return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+    try:
+        for s in _asked(question, tuple(terms)):
+            if _PLAIN_TOKEN.match(s) is None:
+                return None
+            at = vocabulary.find(f"\n{s} ")
+            if at >= 0:
+                start = at + len(s) + 2
+                hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
+        if not hits:
+            return 0.0
+        return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+    except ValueError:  # a vocabulary kb did not write (sealed right by hand): search the base
+        return None
 
 
 @lru_cache(maxsize=64)
@@ -298,9 +301,9 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     payload, regions = got
     (_, _, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks, vocabulary) = payload
     known, record_blobs, entry_blobs, word_blobs, columns = regions
-    if not (type(skipped_stats) is dict and type(said) is tuple
+    if not (_is_stats(skipped_stats) and _is_texts(said) and _is_texts(unreachable)
             and is_keyed(records, record_blobs) and is_blobs(entries, entry_blobs) and is_keyed(words, word_blobs)
-            and type(unreachable) is tuple and type(chunks) is int
+            and type(chunks) is int
             and (indexed_at_ns is None or type(indexed_at_ns) is int)
             and (vocabulary is None or type(vocabulary) is str)):
         return None
@@ -362,7 +365,13 @@ _is_record = shaped((int, str, str, bool, str, str, TEXTS, str, OPTIONAL_INT, bo
                      int, int, TEXTS))  # FileRecord's fields in order
 _is_entry = shaped((str, (str, str, str, TEXTS, TEXTS, [(str, TEXTS)], TEXTS, TEXTS, TEXTS)))  # (path, _entry_row)
 _is_columns = shaped((TEXTS, TEXTS))  # the entries' paths and species
+_is_texts = shaped(TEXTS)  # the skipped lines, the unreachable paths
 _is_postings = shaped(([(int, bool, NUMBER, int)], [(int, str, TEXTS, str)]))  # as Catalogue makes them
+
+
+def _is_stats(value) -> bool:
+    """Paths to "mtime_ns:size", as the stale check compares them."""
+    return type(value) is dict and _is_texts(tuple(value)) and _is_texts(tuple(value.values()))
 
 
 def _is_word(value, entries: int) -> bool:

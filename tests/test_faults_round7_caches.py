@@ -114,6 +114,27 @@ def test_an_opening_cache_sealed_right_with_values_of_another_shape_is_rebuilt(c
     assert path.read_bytes() != hostile  # replaced by what the index holds
 
 
+# The head's own fields (payload index, value), sealed right: the stale check's skipped lines
+# and a small base's vocabulary (a row count, then "token rows" a line), read on every route.
+HEAD_DAMAGE = [
+    (3, (1,)), (3, ("x", None)), (8, (7,)), (10, "many\ndeploy 3\nproducao 2\n"), (10, "12\ndeploy x\nproducao\n"),
+    (2, {"a.md": 5}), (2, {7: "1:2"}),
+]
+
+
+@pytest.mark.parametrize("field,bad", HEAD_DAMAGE, ids=[f"{f}-{b!r}"[:40] for f, b in HEAD_DAMAGE])
+def test_an_opening_cache_sealed_right_with_a_head_of_another_shape_is_not_read(cached, field, bad):
+    demo, answers = cached
+    path = demo / "zed" / ".kb" / catalogue_cache.CACHE_NAME
+    payload, regions = sealed_parts(path.read_bytes())
+    payload = list(payload)
+    payload[field] = bad
+    path.write_bytes(seal(catalogue_cache.MAGIC, tuple(payload), regions))
+    for q, expected in answers.items():
+        got = kb_json(q, demo)  # no traceback, exit 0
+        assert got["results"] == expected["results"] and got["agent"] == expected["agent"]
+
+
 SPELLING_DAMAGE = [
     ("grams", (1, 2)), ("grams", "abc"), ("words", ("a",)), ("words", (10**6,)),
     ("keys", (1, 2)), ("keys", ("one",)),
