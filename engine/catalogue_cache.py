@@ -31,7 +31,8 @@ a folder others can write in). A file that is truncated, damaged, of another for
 version, or not a regular file is treated as absent and rebuilt. Its rows stay in the file
 until a question reads them, each checked by its own CRC-32 first (engine/sealedfile.py); a
 damaged one is never decoded: the opening is read again from the index (the same state
-gives the same rows) and the file replaced (`_Reread`). It is opened O_NOFOLLOW and
+gives the same rows) and the file replaced (`_Reread`). A value of another shape than kb
+writes (a file sealed right by hand) is damage too (engine/blobshape.py). It is opened O_NOFOLLOW and
 written atomically (engine/atomic.py) with no link followed on the way (engine/nofollow.py).
 A cache that cannot be written (a read-only fleet, a planted link) is simply not kept: the
 answer is the same, only slower.

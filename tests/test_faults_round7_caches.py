@@ -17,6 +17,7 @@ import pytest
 from _faults import DEPLOY_Q, NOTHING_Q, kb_json
 from conftest import index_aged, sealed_parts
 from engine import catalogue_cache, spelling_cache
+from engine.blobshape import NUMBER, OPTIONAL_STR, TEXTS, shaped
 from engine.sealedfile import ends_and_blobs, keyed, seal
 
 
@@ -150,3 +151,16 @@ def test_a_spelling_cache_sealed_right_with_values_of_another_shape_is_rebuilt(c
     got = kb_json(MISSPELT_Q, demo)  # no traceback, exit 0
     assert got["suggestions"] == answers[MISSPELT_Q]["suggestions"]
     assert path.read_bytes() != hostile
+
+
+def test_a_shape_refuses_one_wrong_value_anywhere_in_it():
+    postings = shaped([(int, bool, NUMBER, int)])
+    good = [(k, k % 2 == 0, 1.5 if k % 3 else 2, k) for k in range(500)]
+    assert postings(good) and postings([]) and postings(tuple(good))
+    for bad in [(250, "x", 1.0, 3), (250, True, 1.0), (250, True, 1.0, 3, 4), (True, True, 1.0, 3), [250, True, 1.0, 3]]:
+        assert not postings(good[:250] + [bad] + good[251:]), bad
+    record = shaped((int, OPTIONAL_STR, TEXTS, [(str, TEXTS)]))
+    assert record((1, None, ("a", "b"), [("k", ("a",))])) and record((1, "t", [], ()))
+    for bad in [(True, None, (), ()), (1, None, ("a", 2), ()), (1, None, (), [("k", ("a", None))]), (1, None, ()),
+                [1, None, (), ()], (1, None, "ab", ())]:
+        assert not record(bad), bad
