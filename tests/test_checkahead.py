@@ -1,0 +1,170 @@
+"""The stale check's plan run ahead in a forked second process (engine/checkahead.py), while a
+fresh `kb route` / `kb boot` imports the engine: it sees every change the check sees, its
+verdict is the one used, and a child that fails, or a parent that dies, leaves nothing behind.
+
+Each fork runs in a fresh interpreter of its own (a real subprocess): a test process may hold
+threads, and a process with threads is never forked."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import indexupdate, listing_cache
+from engine.notefiles import list_notes
+from tests.conftest import copy_demo, run_kb
+from tests.test_listing_cache import NOTES, PLAN_CHANGES, _base, _keep_listing_now, _link_setup, _outside
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _python(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=60)
+
+
+# The plan run by the child, and unchanged() answered from its verdict: the plan run in this
+# process would raise.
+AHEAD = """
+import marshal, sys
+from engine import listing_cache
+assert listing_cache.check_ahead(["route", "a question", sys.argv[1], "--json"]), "no second process"
+def in_this_process(plan):
+    raise AssertionError("the plan ran in this process")
+listing_cache.plan_holds = in_this_process
+print(listing_cache.unchanged(sys.argv[1], marshal.loads(bytes.fromhex(sys.argv[2]))))
+"""
+
+
+def _ahead(base: Path, stamp: tuple) -> str:
+    r = _python(AHEAD, str(base), marshal.dumps(stamp).hex())
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+@pytest.mark.parametrize("change", PLAN_CHANGES, ids=[c.__name__.lstrip("_") for c in PLAN_CHANGES])
+def test_every_change_the_check_sees_fails_the_plan_run_ahead(tmp_path, change):
+    base = _base(tmp_path.resolve())  # resolved: the child keys its verdicts by real path
+    _link_setup(base)
+    old = time.time() - 3600
+    for note in [*base.rglob("*.md"), *_outside(base).rglob("*.md")]:
+        if not note.is_symlink():
+            os.utime(note, (old, old))
+    _keep_listing_now(base)
+    young_from = time.time_ns() - listing_cache.RACY_NS
+    found, _ = list_notes(base)
+    known = {rel: f"{st.st_mtime_ns}:{st.st_size}" for rel, st in found.items()}
+    stamp = ("an index state", 1)
+    assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is False  # keeps the plan
+    assert _ahead(base, stamp) == "True"
+    assert _ahead(base, ("another index state", 2)) == "False"  # a verdict for another state is not used
+    time.sleep(0.02)
+    change(base)
+    assert _ahead(base, stamp) == "False"
+    assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is True
+
+
+FAILURES = """
+import os, signal
+from engine import checkahead
+def killed():
+    os.kill(os.getpid(), signal.SIGKILL)
+def raises():
+    raise RuntimeError("a failure in the child")
+def not_marshalled():
+    return {"x": object()}
+def not_a_dict():
+    return [1, 2]
+for work in (killed, raises, not_marshalled, not_a_dict):
+    assert checkahead.start(work), work.__name__
+    pid = checkahead._child[0]
+    assert checkahead.answer() == {}, work.__name__
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        raise AssertionError(f"{work.__name__}: child not reaped")
+    except ChildProcessError:
+        pass
+assert checkahead.start(lambda: {"a base": (("a state",), True)})
+assert checkahead.answer() == {"a base": (("a state",), True)}
+print("ok")
+"""
+
+
+def test_a_child_that_fails_is_no_answer_and_is_reaped():
+    r = _python(FAILURES)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+THREADED = """
+import threading, time
+from engine import checkahead
+t = threading.Thread(target=time.sleep, args=(0.5,))
+t.start()
+print(checkahead.start(lambda: {}))
+"""
+
+
+def test_a_process_with_a_thread_is_never_forked():
+    r = _python(THREADED)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
+
+
+ORPHANED = """
+import os, time
+from engine import checkahead
+assert checkahead.start(lambda: (time.sleep(0.5), {"a": (1, True)})[1])
+print(checkahead._child[0], flush=True)
+os._exit(0)  # the parent gone before it reads: the child's write fails and it ends
+"""
+
+
+def test_a_parent_that_dies_first_leaves_no_child_running():
+    r = _python(ORPHANED)
+    assert r.returncode == 0, r.stderr
+    pid = int(r.stdout)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return  # gone (reaped by whoever adopted it)
+        if state == "Z":
+            return  # ended; reaping an orphan is its new parent's part
+        time.sleep(0.05)
+    raise AssertionError(f"the child {pid} still runs 10 s after its parent died")
+
+
+def test_kb_route_with_the_check_run_ahead_sees_an_edit(tmp_path):
+    """End to end: a fresh `kb route` whose check runs ahead answers as one whose check does
+    not, and after an edit answers from the edited note."""
+    demo = copy_demo(tmp_path / "demo")
+    base = demo / "yaron"
+    for i in range(NOTES):  # enough notes for the base to keep a listing, and so a plan
+        (base / "knowledge" / f"filler{i}.md").write_text(f"# Filler {i}\n\nSearch for: `filler{i}`\n")
+    then = time.time() - 120
+    for note in demo.rglob("*.md"):
+        os.utime(note, (then, then))
+    assert run_kb("index", str(demo)).returncode == 0
+    time.sleep(listing_cache.RACY_NS / 1e9 + 0.2)  # the folders (.kb made in each) old enough to keep a listing
+    for f in demo.glob("*/.kb/index.db*"):  # old enough for the opening cache, which stamps the plan
+        os.utime(f, (then, then))
+
+    def route(question: str, ahead: str) -> str:
+        r = run_kb("route", question, str(demo), "--json", env={"KB_CHECK_AHEAD": ahead})
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split('"timings"')[0]
+
+    route("protein", "0")  # keeps the opening cache and the listing
+    plain = route("protein", "0")  # keeps the plan, stamped with the opening's index state
+    assert (base / ".kb" / listing_cache.CACHE_NAME).is_file()
+    assert listing_cache.kept_plan(str(base.resolve())) is not None
+    assert route("protein", "1") == plain
+    note = base / "knowledge" / "protein-basics.md"
+    note.write_text(note.read_text().replace("`whey`,", "`whey`, `quinoa`,"))
+    assert '"keyword_top": "yaron/knowledge/protein-basics.md"' in route("quinoa", "1")
