@@ -35,6 +35,8 @@ COMMON = [
     ["boot"],
     ["boot", "fleet", "--text", "--session", "abc"],
     ["boot", "fleet", "--session", ""],
+    ["boot", "--text", "fleet"],
+    ["boot", "--session", "s1", "fleet", "--text"],
 ]
 
 
@@ -50,7 +52,7 @@ LEFT_TO_ARGPARSE = [
     ["route", "q", "fleet", "--top", "x"], ["route", "q", "fleet", "--top"], ["route", "q", "--json", "fleet"],
     ["route", "q", "fleet", "--top", "-5"], ["route", "q", "fleet", "--purpose", "learn"],
     ["route", "q", "fleet", "--rerank"], ["route", "-", "fleet"], ["route", "q", "fleet", "--", "x"],
-    ["boot", "a", "b"], ["boot", "--session"], ["boot", "--text", "fleet"], ["boot", "-h"],
+    ["boot", "a", "b"], ["boot", "--session"], ["boot", "a", "--text", "b"], ["boot", "-h"],
     ["index", "fleet"], ["rout", "q", "fleet"], [],
 ]
 

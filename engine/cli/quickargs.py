@@ -2,11 +2,11 @@
 
 They run on every prompt of a hook, and argparse cost each ~4 ms: importing it (with gettext),
 then building the verb's parser (every add_argument formats its metavar, which asks the
-terminal's size). A hook's forms are few and plain: the positionals, then known options, each
-spelled out. Anything else (help, an abbreviation, `--top=3`, an option before a positional,
-a value that starts with "-", an error) returns None and argparse parses it, so usage and
-errors are argparse's own. tests/test_quickargs.py holds every form this accepts to
-argparse's namespace.
+terminal's size). A hook's forms are few and plain: the positionals and the known options, each
+spelled out. Anything else (help, an abbreviation, `--top=3`, a route's option before one of
+its positionals, a value that starts with "-", an error) returns None and argparse parses it,
+so usage and errors are argparse's own. tests/test_quickargs.py holds every form this accepts
+to argparse's namespace.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ def parse(argv: list[str]) -> SimpleNamespace | None:
         return None
     verb = argv[0]
     (module, handler), flags, valued, defaults = VERBS[verb]
-    split = _split(argv[1:], flags, valued)
+    # A route's question and paths come first: argparse reads `Q P1 --json P2` as an error
+    # (the paths end at the option). Boot's one optional PATH may stand anywhere.
+    split = _split(argv[1:], flags, valued, interleaved=verb == "boot")
     if split is None:
         return None
     positionals, given = split
@@ -53,23 +55,26 @@ def parse(argv: list[str]) -> SimpleNamespace | None:
     return SimpleNamespace(command=verb, **{**defaults, **named, **given}, func=func)
 
 
-def _split(words: list[str], flags: dict[str, str], valued: dict[str, str]) -> tuple[list[str], dict] | None:
-    """The positionals (every word before the first that starts with "-") and then the known
-    options; None when a word after them is anything else."""
-    at = 0
-    while at < len(words) and not words[at].startswith("-"):
-        at += 1
+def _split(words: list[str], flags: dict[str, str], valued: dict[str, str],
+           interleaved: bool) -> tuple[list[str], dict] | None:
+    """The positionals (words not starting with "-": all before the first option unless
+    `interleaved`) and the known options; None when a word is anything else."""
+    positionals: list[str] = []
     given: dict = {}
-    rest = words[at:]
     i = 0
-    while i < len(rest):
-        word = rest[i]
-        if word in flags:
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("-"):
+            if given and not interleaved:
+                return None
+            positionals.append(word)
+            i += 1
+        elif word in flags:
             given[flags[word]] = True
             i += 1
-        elif word in valued and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
-            given[valued[word]] = rest[i + 1]
+        elif word in valued and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            given[valued[word]] = words[i + 1]
             i += 2
         else:
             return None
-    return words[:at], given
+    return positionals, given
