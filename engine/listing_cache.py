@@ -319,6 +319,8 @@ def check_ahead(argv: list[str]) -> bool:
     if not argv or argv[0] not in AHEAD_VERBS:
         return False
     listings = _listings_named(argv[1:])
+    if not listings and argv[0] == "boot":
+        listings = _listings_named(["."])  # boot's default: the hook's cwd, else "."
     if not listings:
         return False
     return checkahead.start(lambda: _verdicts(listings))

@@ -70,6 +70,25 @@ def test_every_change_the_check_sees_fails_the_plan_run_ahead(tmp_path, change):
     assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is True
 
 
+BOOT_HERE = """
+import os
+from engine import checkahead, listing_cache
+assert listing_cache.check_ahead(["boot", "--text"]), "no second process"
+print(sorted(checkahead.answer()) == [os.getcwd()])
+"""
+
+
+def test_a_boot_without_a_path_checks_its_working_folder_ahead(tmp_path):
+    base = _base(tmp_path.resolve())
+    _keep_listing_now(base)
+    found, _ = list_notes(base)
+    known = {rel: f"{st.st_mtime_ns}:{st.st_size}" for rel, st in found.items()}
+    assert indexupdate.notes_changed(base, known, {}, [], time.time_ns(), ("a state",)) is False
+    r = subprocess.run([sys.executable, "-c", BOOT_HERE], cwd=base, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr
+
+
 FAILURES = """
 import os, signal
 from engine import checkahead
