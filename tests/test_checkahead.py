@@ -19,7 +19,7 @@ import pytest
 from engine import indexupdate, listing_cache
 from engine.notefiles import list_notes
 from tests.conftest import copy_demo, run_kb
-from tests.test_listing_cache import NOTES, PLAN_CHANGES, _base, _keep_listing_now, _link_setup, _outside
+from tests.test_listing_cache import NOTES, PLAN_CHANGES, _base, _keep_listing_now, plan_kept
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,17 +51,7 @@ def _ahead(base: Path, stamp: tuple) -> str:
 @pytest.mark.parametrize("change", PLAN_CHANGES, ids=[c.__name__.lstrip("_") for c in PLAN_CHANGES])
 def test_every_change_the_check_sees_fails_the_plan_run_ahead(tmp_path, change):
     base = _base(tmp_path.resolve())  # resolved: the child keys its verdicts by real path
-    _link_setup(base)
-    old = time.time() - 3600
-    for note in [*base.rglob("*.md"), *_outside(base).rglob("*.md")]:
-        if not note.is_symlink():
-            os.utime(note, (old, old))
-    _keep_listing_now(base)
-    young_from = time.time_ns() - listing_cache.RACY_NS
-    found, _ = list_notes(base)
-    known = {rel: f"{st.st_mtime_ns}:{st.st_size}" for rel, st in found.items()}
-    stamp = ("an index state", 1)
-    assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is False  # keeps the plan
+    known, young_from, stamp = plan_kept(base)
     assert _ahead(base, stamp) == "True"
     assert _ahead(base, ("another index state", 2)) == "False"  # a verdict for another state is not used
     time.sleep(0.02)
