@@ -79,7 +79,8 @@ def start(work: Callable[[], dict]) -> bool:
 
 def answer() -> dict:
     """The child's result, waiting for it if it is still at work; {} when there is none (never
-    started, failed, killed). Read once: later calls return the same."""
+    started, failed, killed). Read once: later calls return the same dict, from which a
+    caller removes what it has used."""
     global _child, _answer
     if _answer is not None:
         return _answer

@@ -261,7 +261,7 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     regular file. False means only "ask the full check". The plan may already have been run
     by a second process while this one imported the engine (check_ahead)."""
     root_s = os.fspath(root)
-    ahead = checkahead.answer().get(root_s)
+    ahead = checkahead.answer().pop(root_s, None)  # used once: a later check stats again
     if ahead is not None and ahead[0] == stamp:
         return ahead[1]
     plan = kept_plan(root_s)
@@ -318,9 +318,12 @@ def check_ahead(argv: list[str]) -> bool:
     is stamped with the index state it compares against. False when nothing was started."""
     if not argv or argv[0] not in AHEAD_VERBS:
         return False
-    listings = _listings_named(argv[1:])
-    if not listings and argv[0] == "boot":
-        listings = _listings_named(["."])  # boot's default: the hook's cwd, else "."
+    try:
+        listings = _listings_named(argv[1:])
+        if not listings and argv[0] == "boot":
+            listings = _listings_named(["."])  # boot's default: the hook's cwd, else "."
+    except (OSError, ValueError):
+        return False  # a word no folder can be made of: the check runs in process, as before
     if not listings:
         return False
     return checkahead.start(lambda: _verdicts(listings))
