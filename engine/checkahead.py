@@ -10,24 +10,27 @@ then waits for the importing thread to let go of it.
 Safe by construction:
 - forked only from `kb`'s own entry (engine/cli.main with no argv), before any thread exists:
   a process with threads is never forked (its locks could be held by a thread the child lacks);
-- the child writes one message to a pipe and leaves by os._exit (no atexit, no buffers
-  flushed twice); a parent gone makes its write fail, so it ends: never hung, and reparented
-  to init, never a zombie for long. The parent reaps it when it reads the answer;
-- any failure (no fork, a child killed, a short or unreadable message) is no answer, and the
-  caller does the work itself, as it did before.
+- the child writes each result to a pipe as one frame (a length, then marshal) as soon as it
+  has it, and leaves by os._exit (no atexit, no buffers flushed twice); a parent gone makes
+  its write fail, so it ends: never hung, and reparented to init, never a zombie for long.
+  The parent reaps it when it has read everything;
+- any failure (no fork, a child killed, a cut or unreadable frame, a result never sent) is no
+  answer for that key, and the caller does the work itself, as it did before.
 """
 
 from __future__ import annotations
 
 import _thread
+import atexit
 import marshal
 import os
 import sys
-from typing import Callable
+from typing import Callable, Iterator
 
-# The running child: (pid, the pipe's read end), until its answer is read.
+# The running child: (pid, the pipe's read end), until it has sent everything or failed.
 _child: tuple[int, int] | None = None
-_answer: dict | None = None
+_received: dict = {}  # what the child sent, by key, until a caller takes it
+_pending = bytearray()  # bytes read past the last whole frame
 
 
 def wanted() -> bool:
@@ -48,12 +51,14 @@ def wanted() -> bool:
     return cores >= 2 and runnable <= 1
 
 
-def start(work: Callable[[], dict]) -> bool:
-    """Run `work()` in a forked child (its result must be marshal-able); False when not started."""
-    global _child, _answer
+def start(work: Callable[[], Iterator[tuple[str, object]]]) -> bool:
+    """Run `work()` in a forked child: each (key, value) it yields (a str, and a value marshal
+    can write) is sent as soon as it is made, for take(key) to read. False when not started."""
+    global _child
     if _child is not None or not _alone():
         return False
-    _answer = None
+    _received.clear()
+    _pending.clear()
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -68,49 +73,78 @@ def start(work: Callable[[], dict]) -> bool:
         code = 1
         try:
             os.close(read_end)
-            _send(write_end, marshal.dumps(work()))
+            for item in work():
+                frame = marshal.dumps(item)
+                _send(write_end, len(frame).to_bytes(4, "little") + frame)
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
     _child = (pid, read_end)
+    atexit.register(_finish)
     return True
 
 
-def answer() -> dict:
-    """The child's result, waiting for it if it is still at work; {} when there is none (never
-    started, failed, killed). Read once: later calls return the same dict, from which a
-    caller removes what it has used."""
-    global _child, _answer
-    if _answer is not None:
-        return _answer
+def _finish() -> None:
+    """At exit: a child that has sent everything is reaped (not left a zombie until this
+    process is gone); one still at work finds its pipe closed and ends."""
+    global _child
     if _child is None:
-        return {}
+        return
     pid, read_end = _child
     _child = None
-    chunks = []
+    os.close(read_end)
     try:
-        while chunk := os.read(read_end, 1 << 16):
-            chunks.append(chunk)
-    except OSError:
-        chunks = []
-    finally:
-        os.close(read_end)
-    status = _reap(pid)
-    try:
-        got = marshal.loads(b"".join(chunks)) if status == 0 else {}
-    except (EOFError, ValueError, TypeError):
-        got = {}
-    _answer = got if type(got) is dict else {}
-    return _answer
-
-
-def _reap(pid: int) -> int | None:
-    try:
-        _, status = os.waitpid(pid, 0)
+        os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
-        return None
-    return os.waitstatus_to_exitcode(status)
+        pass
+
+
+def take(key: str) -> object | None:
+    """The value the child sent for `key`, waiting for it while the child is at work; None
+    when it sent none (never started, failed, killed, or done without it). Taken once: a
+    second call for the key returns None."""
+    while key not in _received and _child is not None:
+        _read_more()
+    return _received.pop(key, None)
+
+
+def _read_more() -> None:
+    """Read what the child sent next; at its end (or a failure), reap it."""
+    global _child
+    pid, read_end = _child
+    try:
+        chunk = os.read(read_end, 1 << 16)
+    except OSError:
+        chunk = b""
+    if chunk:
+        _pending.extend(chunk)
+        _whole_frames()
+        return
+    _child = None
+    os.close(read_end)
+    _reap(pid)  # its exit status adds nothing: a frame that arrived whole is whole
+
+
+def _whole_frames() -> None:
+    while len(_pending) >= 4:
+        n = int.from_bytes(_pending[:4], "little")
+        if len(_pending) < 4 + n:
+            return
+        try:
+            item = marshal.loads(bytes(_pending[4:4 + n]))
+        except (EOFError, ValueError, TypeError):
+            item = None
+        del _pending[:4 + n]
+        if type(item) is tuple and len(item) == 2 and type(item[0]) is str:
+            _received[item[0]] = item[1]
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _send(fd: int, data: bytes) -> None:

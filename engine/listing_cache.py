@@ -40,6 +40,7 @@ import stat
 import time
 from array import array
 from pathlib import Path
+from typing import Iterator
 
 from . import checkahead
 from .atomic import write_atomic
@@ -261,7 +262,7 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     regular file. False means only "ask the full check". The plan may already have been run
     by a second process while this one imported the engine (check_ahead)."""
     root_s = os.fspath(root)
-    ahead = checkahead.answer().pop(root_s, None)  # used once: a later check stats again
+    ahead = checkahead.take(root_s)  # used once: a later check stats again
     if ahead is not None and ahead[0] == stamp:
         return ahead[1]
     plan = kept_plan(root_s)
@@ -350,18 +351,19 @@ def _listings_named(words: list[str]) -> list[str]:
             continue
         if len(children) > AHEAD_MAX_BASES:
             return []
-        found += [c for c in children if os.path.isfile(os.path.join(c, ".kb", CACHE_NAME))]
+        # in the fleet's order (engine/fleet.py sorts a root's bases by name): the check asks
+        # the first base's verdict first, and the child sends each as it has it
+        found += [c for c in sorted(children) if os.path.isfile(os.path.join(c, ".kb", CACHE_NAME))]
     return found[:AHEAD_MAX_BASES]
 
 
-def _verdicts(roots: list[str]) -> dict[str, tuple[tuple, bool]]:
-    """Each base's plan run: its root -> (the index state it was made against, whether it holds)."""
-    out = {}
+def _verdicts(roots: list[str]) -> Iterator[tuple[str, tuple[tuple, bool]]]:
+    """Each base's plan run: (its root, (the index state it was made against, whether it
+    holds)), in the order given, each as soon as it is known."""
     for root in roots:
         plan = kept_plan(root)
         if plan is not None:
-            out[root] = (plan[0], plan_holds(plan))
-    return out
+            yield root, (plan[0], plan_holds(plan))
 
 
 _PLAN_PATHS, _PLAN_NUMBERS = (3, 8, 11), (4, 5, 6, 7, 9, 10)  # keep_plan's NUL-joined paths, packed arrays

@@ -67,7 +67,7 @@ BOOT_HERE = """
 import os
 from engine import checkahead, listing_cache
 assert listing_cache.check_ahead(["boot", "--text"]), "no second process"
-print(sorted(checkahead.answer()) == [os.getcwd()])
+print(checkahead.take(os.getcwd()) is not None)
 """
 
 
@@ -86,24 +86,42 @@ FAILURES = """
 import os, signal
 from engine import checkahead
 def killed():
+    yield ("sent", 1)
     os.kill(os.getpid(), signal.SIGKILL)
+    yield ("never", 2)
 def raises():
+    yield ("sent", 1)
     raise RuntimeError("a failure in the child")
 def not_marshalled():
-    return {"x": object()}
-def not_a_dict():
-    return [1, 2]
-for work in (killed, raises, not_marshalled, not_a_dict):
+    yield ("sent", 1)
+    yield ("never", object())
+def not_a_pair():
+    yield ("sent", 1)
+    yield [1, 2]
+    yield ([1], 2)
+    yield ("never", 2, 3)
+for work in (killed, raises, not_marshalled, not_a_pair):
     assert checkahead.start(work), work.__name__
     pid = checkahead._child[0]
-    assert checkahead.answer() == {}, work.__name__
+    assert checkahead.take("sent") == 1, work.__name__  # a whole frame before the failure counts
+    assert checkahead.take("never") is None, work.__name__
+    assert checkahead.take("sent") is None  # taken once
     try:
         os.waitpid(pid, os.WNOHANG)
         raise AssertionError(f"{work.__name__}: child not reaped")
     except ChildProcessError:
         pass
-assert checkahead.start(lambda: {"a base": (("a state",), True)})
-assert checkahead.answer() == {"a base": (("a state",), True)}
+assert checkahead.start(lambda: iter([("a base", (("a state",), True))]))
+pid = checkahead._child[0]
+assert checkahead.take("a base") == (("a state",), True)
+import time
+time.sleep(0.2)  # the child has sent everything and ended
+checkahead._finish()  # what runs at exit: the ended child is reaped, not left a zombie
+try:
+    os.waitpid(pid, os.WNOHANG)
+    raise AssertionError("the child that ended was not reaped at exit")
+except ChildProcessError:
+    pass
 print("ok")
 """
 
@@ -118,7 +136,7 @@ import threading, time
 from engine import checkahead
 t = threading.Thread(target=time.sleep, args=(0.5,))
 t.start()
-print(checkahead.start(lambda: {}))
+print(checkahead.start(lambda: iter(())))
 """
 
 
@@ -130,7 +148,10 @@ def test_a_process_with_a_thread_is_never_forked():
 ORPHANED = """
 import os, time
 from engine import checkahead
-assert checkahead.start(lambda: (time.sleep(0.5), {"a": (1, True)})[1])
+def slow():
+    time.sleep(0.5)
+    yield ("a", (1, True))
+assert checkahead.start(slow)
 print(checkahead._child[0], flush=True)
 os._exit(0)  # the parent gone before it reads: the child's write fails and it ends
 """
