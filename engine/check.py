@@ -9,8 +9,8 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
   E01  error    broken relative link: a markdown link or [[wiki link]] that points at
                 nothing on disk (links under templates/ are placeholders and are exempt;
                 links inside code are examples and are not read)
-  E02  error    a note no question can reach: it has no `Search for:` line, so the
-                catalogue builds no entry for it and it scores zero on every question
+  E02  error    a note no question can make a HIT: it has no `Search for:` line, so the
+                catalogue builds no entry for it (the text search still finds it)
   E03  error    a `Search for:` line that is not directly under the title: the catalogue
                 reads the label only there, so this note is unreachable too
   E04  error    a `Search for:` line with no keys on it
@@ -52,7 +52,7 @@ from .normalize import terms, words
 from .mapfiles import is_map_file
 from .notes import Note, parse_note
 from .purpose.links import LinkResolver
-from .notefiles import list_notes, read_note
+from .notefiles import list_notes, listing_gaps, read_note
 from .thin import THIN_ASK, distinct_terms, is_thin
 
 LINK_EXEMPT_DIRS = frozenset({"templates"})  # a template's [[links]] are placeholders
@@ -128,6 +128,13 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
             str(where),
         ))
     for base in fleet.bases:
+        found, problems = list_notes(base.root)
+        if problems and listing_gaps(problems[:1]) == [""]:
+            # The base's own folder cannot be listed (deleted while a room held it): one line
+            # naming it, not also "no agent.txt" for a folder that is not there.
+            path, _, why = problems[0].partition(": ")
+            out.append(Finding("E05", ERROR, "", path, 0, why, str(base.root)))
+            continue
         if not (base.root / "agent.txt").is_file():
             out.append(Finding(
                 "W01", WARNING, base.name, "agent.txt", 0,
@@ -135,7 +142,6 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
                 "(name = ..., role = ..., ends = ...), so a classifier or a host is told nothing about it",
                 str(base.root / "agent.txt"),
             ))
-        found, problems = list_notes(base.root)
         for p in problems:
             rel, _, why = p.partition(": ")
             out.append(Finding("E05", ERROR, base.name, rel, 0, why or p, str(base.root / rel)))
@@ -183,8 +189,8 @@ def _label(r: _Read) -> list[Finding]:
 
     if n.label_line is None:
         add("E02", ERROR, n.title_line or 1,
-            "no `Search for:` line, so no question can reach this note: put one directly under the title, "
-            "with the phrases somebody types when they need it")
+            "no `Search for:` line: the text search reaches this note, but no question can make it a HIT: "
+            "put one directly under the title, with the phrases somebody types when they need it")
         return out
     if not n.label_under_title:
         under = f" (line {n.title_line})" if n.title_line else " (the note has no title)"

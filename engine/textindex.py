@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from . import fts5search, notestore
 from .errors import KbError
@@ -63,12 +64,29 @@ class TextIndex:
         # state, the file needs no probes again.
         self.vouched: tuple | None = None
 
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @path.setter
+    def path(self, path: Path) -> None:  # the bench points an index at a scratch copy
+        # The path as a string, made once: the stale check and the opening cache stat the file
+        # (and its log) several times a question, 2,000 bases over.
+        self._path, self.path_str = path, os.fspath(path)
+
     # -- connections -------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
         # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow);
         # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
+        new_folder = not os.path.isdir(self.path.parent)
         make_dirs(self.path.parent, below=self.path.parent.parent)
+        if new_folder:
+            # An index is megabytes nobody should commit: a notes folder kept in git ignores it
+            # from the first `kb index`, not from the first miss (engine/gitignore).
+            from .gitignore import keep_out_of_git
+
+            keep_out_of_git(self.path.parent.parent, [])
         for suffix in SIDE_FILES:
             # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
             refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)
@@ -179,10 +197,10 @@ class TextIndex:
     def file_state(self) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
         """(device, inode, size, mtime) of index.db and of its write-ahead log (None when
         empty: present or not, the index is the same); None without an index file."""
-        db = _stat_key(os.fspath(self.path))
+        db = _stat_key(self.path_str)
         if db is None:
             return None
-        wal = _stat_key(os.fspath(self.path) + "-wal")
+        wal = _stat_key(self.path_str + "-wal")
         return db, (None if wal is None or wal[2] == 0 else wal)
 
     def _in_memory(self, why: str) -> sqlite3.Connection:

@@ -137,7 +137,7 @@ def test_a_hand_edited_line_holding_a_separator_is_one_line_at_its_own_number(tm
                    "    looked like: a\u2029b\r\nnot a miss\n", encoding="utf-8")
     entries, problems = load(log)
     assert [(e.question, e.count, e.looked_like) for e in entries] == [("first\x85half\u2028second half", 3, "a\u2029b")]
-    assert problems == [f"{log}:{HEADER.count(chr(10)) + 3}: not a miss (count, first seen, last seen, question): not a miss"]
+    assert problems == [f"{log}:{HEADER.count(chr(10)) + 3}: damaged line (a miss is: count, first seen, last seen, question): not a miss"]
 
 
 def test_a_line_the_reader_cannot_parse_is_kept_not_erased(tmp_path):
@@ -145,7 +145,7 @@ def test_a_line_the_reader_cannot_parse_is_kept_not_erased(tmp_path):
     log.write_text(HEADER + "2\t2026-09-01\t2026-09-02\tkept question\n    looked like: a, b\nhand-written note\n")
     entries, problems = load(log)
     assert [e.question for e in entries] == ["kept question"]
-    assert problems == [f"{log}:6: not a miss (count, first seen, last seen, question): hand-written note"]
+    assert problems == [f"{log}:6: damaged line (a miss is: count, first seen, last seen, question): hand-written note"]
     record(log, "new question", [], "2026-09-03")
     after = log.read_text()
     assert "hand-written note" in after and "2\t2026-09-01\t2026-09-02\tkept question" in after
@@ -359,6 +359,27 @@ def test_the_log_is_git_ignored_where_it_lands(tmp_path):
     assert stat.S_IMODE(exclude.stat().st_mode) == 0o644  # an ordinary file, not mkstemp's 0600
     assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
     assert ".kb" not in status
+
+
+def test_each_ignore_rule_is_written_once_however_many_misses(tmp_path):
+    # The rules kb writes are anchored (`/fleet/kb-misses.txt`); read back as "not in the
+    # log's own folder" they never counted, so every miss appended the same two lines again.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    for question in (MISSED, "how do I roll forward", MISSED):
+        assert run_kb("route", question, str(demo)).returncode == 0
+    lines = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    written = [line for line in lines if line and not line.startswith("#")]
+    assert sorted(written) == sorted(["/fleet/kb-misses.txt", "/fleet/.kb-misses.txt.lock", ".kb/"])
+
+
+def test_an_index_built_in_a_git_work_tree_is_ignored_before_any_miss(tmp_path):
+    # A notes folder kept in git: `kb index` alone made `.kb/` (megabytes of index) show in
+    # `git status`, ready to be committed, until the first miss happened to list it.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    assert run_kb("index", str(demo)).returncode == 0
+    assert (demo / "zed" / ".kb" / "index.db").exists()
+    assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
+    assert ".kb" not in _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
 
 
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
