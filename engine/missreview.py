@@ -359,17 +359,27 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
+    near: dict = field(default_factory=dict, compare=False)  # word -> _WordNear
     best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
+
+    def word_near(self, word: str) -> "_WordNear":
+        """What one question word is spelled like here, measured once per word and file (a
+        long log says the same words thousands of times, in thousands of spans)."""
+        got = self.near.get(word)
+        if got is None:
+            terms_of = self.terms
+            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
+            # A key none of whose words shares a trigram with `word` has a best Dice of 0.0
+            # with it: the keys reached are every key whose best is above 0.
+            best = {o: _best_word(word, terms_of[o]) for o in sorted(reached)}
+            got = _WordNear(tuple(o for o, d in best.items() if d >= SUGGEST_MIN_DICE), best,
+                            max(best.values(), default=0.0))
+            _keep(self.near, word, got)
+        return got
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
-        got = self.near.get(word)
-        if got is None:
-            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
-            got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
-            _keep(self.near, word, got)
-        return got
+        return self.word_near(word).orders
 
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
         """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
@@ -387,17 +397,26 @@ class _FileKeys:
         (`near_word`), or near it run together, found by counting the trigrams each key run
         together shares with it; that count is the size of their intersection, so it is the
         Dice numerator the measure below uses (a span's first measure is most of a long
-        log's spans: each question brings its own word, so this runs once per span and file)."""
+        log's spans: each question brings its own word, so this runs once per span and file).
+        A key's mean over the span's words is read from each word's measures (`word_near`),
+        and when even the words' best measures cannot make a mean reach the floor, only the
+        keys near the span run together can be proposed: the words' keys are not measured."""
         got = self.best.get(span, _UNKNOWN)
         if got is not _UNKNOWN:
             return got
         got = None
+        per_word = [self.word_near(w) for w in span]
+        n_words = len(span)
+        # The bound is the sum of maxima, each mean's terms at most their word's maximum (the
+        # slack covers the rounding of two sums of the same few floats in another grouping).
+        by_words = sum([wn.top for wn in per_word]) / n_words >= SUGGEST_MIN_DICE - 1e-9
+        orders: set[int] = set()
+        if by_words:
+            for wn in per_word:
+                orders.update(wn.orders)
         sj = trigrams(text)
         n_sj = len(sj)
         joined_of = self.joined
-        orders: set[int] = set()
-        for w in span:
-            orders.update(self.near_word(w))
         shared: dict[int, int] | None = None
         if self.joined_may_reach(sj):
             shared = {}
@@ -411,11 +430,12 @@ class _FileKeys:
             if span == kt:
                 continue  # a word aliased to itself adds nothing
             # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
-            # or each question word against its best key word.
+            # or each question word against its best key word (0.0 for a key it shares no
+            # trigram with: what `_best_word` measures, in the same sum).
             kj = joined_of[order]
             common = shared.get(order, 0) if shared is not None else len(sj & kj)
             joined = 2.0 * common / (n_sj + len(kj))
-            each = sum([_best_word(w, kt) for w in span]) / len(span)
+            each = sum([wn.best.get(order, 0.0) for wn in per_word]) / n_words
             sim = max(joined, each)
             if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
                 got = (sim, order)
@@ -429,10 +449,20 @@ class _FileKeys:
         for w in span_words:
             got = near.get(w)
             if got is None:
-                got = self.near_word(w)
-            if got:
+                got = self.word_near(w)
+            if got.orders:
                 return True
         return False
+
+
+@dataclass(frozen=True)
+class _WordNear:
+    """One question word against one file's keys: the keys spelled near it (Dice at the floor
+    or over, in key order), every key's best Dice with it where above 0, and the largest."""
+
+    orders: tuple[int, ...]
+    best: dict  # key order -> the best Dice of `word` against that key's words
+    top: float
 
 
 def _keep(memory: dict, what, found) -> None:
