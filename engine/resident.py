@@ -345,8 +345,12 @@ class ResidentText:
         """The stems `matches` ranks by: those sent that a chunk holds, in their order (a stem
         no chunk holds adds to no score), so two questions with the same held stems get the
         same matches. None when FTS5 answers instead (a stem it reads as a phrase)."""
-        if not self._all_tokens(stems):
-            return None
+        token_of = self._token_of
+        for t in stems:  # plain loops, as _holds_none: asked per base of every question
+            if token_of.get(t) is None:
+                if not self._all_tokens(stems):
+                    return None
+                break
         with self._lock:
             postings, n_rows = self.postings, self.n_rows
         return tuple([t for t in self._sent(stems, postings, n_rows) if t in postings])
