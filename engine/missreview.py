@@ -372,8 +372,9 @@ class _FileKeys:
             # A key none of whose words shares a trigram with `word` has a best Dice of 0.0
             # with it: the keys reached are every key whose best is above 0.
             best = {o: _best_word(word, terms_of[o]) for o in sorted(reached)}
+            grams = trigrams(word) if len(word) >= 3 else frozenset()  # a shorter word is in no gram of a run
             got = _WordNear(tuple(o for o, d in best.items() if d >= SUGGEST_MIN_DICE), best,
-                            max(best.values(), default=0.0))
+                            max(best.values(), default=0.0), len(grams), len(grams & self.all_joined_grams))
             _keep(self.near, word, got)
         return got
 
@@ -386,6 +387,20 @@ class _FileKeys:
         false for most spans: no key shares more grams with it than all the keys together, so
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
+
+    def run_may_reach(self, per_word: list[_WordNear], text: str) -> bool:
+        """joined_may_reach for a span run together (`text`), from its words' measures first:
+        a trigram of the run lies inside one word of three characters or more, or straddles
+        one of the k - 1 joins (it starts one or two characters before it), so it shares at
+        most the words' shared grams plus 2(k - 1) with all the keys, and it has at least
+        its longest word's grams. When even that cannot reach the floor, the run's own
+        trigrams (new for most spans: each question brings its own word) are never made."""
+        if len(text) >= 3:
+            shared = sum([wn.joined_grams for wn in per_word]) + 2 * (len(per_word) - 1)
+            fewest = max(max([wn.grams for wn in per_word]), 1)
+            if 2.0 * shared / (fewest + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+                return False
+        return self.joined_may_reach(trigrams(text))
 
     def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
@@ -414,6 +429,16 @@ class _FileKeys:
         if by_words:
             for wn in per_word:
                 orders.update(wn.orders)
+        if not self.run_may_reach(per_word, text):
+            # No key run together reaches the floor: a key's similarity is its mean, when
+            # that reaches the floor (the larger of the two), and it is not proposed otherwise.
+            for order in sorted(orders):
+                if span != self.terms[order]:
+                    each = sum([wn.best.get(order, 0.0) for wn in per_word]) / n_words
+                    if each >= SUGGEST_MIN_DICE and (got is None or each > got[0]):
+                        got = (each, order)
+            _keep(self.best, span, got)
+            return got
         sj = trigrams(text)
         n_sj = len(sj)
         joined_of = self.joined
@@ -463,6 +488,8 @@ class _WordNear:
     orders: tuple[int, ...]
     best: dict  # key order -> the best Dice of `word` against that key's words
     top: float
+    grams: int  # its trigrams (0 under three characters)
+    joined_grams: int  # how many of them some key run together carries
 
 
 def _keep(memory: dict, what, found) -> None:
@@ -504,7 +531,6 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         return None
     span_text = ["".join(span) for span in spans]
     span_words = list(dict.fromkeys(w for span in spans for w in span))
-    span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
@@ -513,9 +539,8 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
         if not prepared.any_word_near(span_words):
-            if span_grams is None:
-                span_grams = [trigrams(t) for t in span_text]
-            if not any(map(prepared.joined_may_reach, span_grams)):
+            word_near = prepared.word_near
+            if not any(prepared.run_may_reach([word_near(w) for w in span], text) for span, text in zip(spans, span_text)):
                 continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
