@@ -388,17 +388,26 @@ class _FileKeys:
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
-    def run_may_reach(self, per_word: list[_WordNear], text: str) -> bool:
-        """joined_may_reach for a span run together (`text`), from its words' measures first:
-        a trigram of the run lies inside one word of three characters or more, or straddles
-        one of the k - 1 joins (it starts one or two characters before it), so it shares at
-        most the words' shared grams plus 2(k - 1) with all the keys, and it has at least
-        its longest word's grams. When even that cannot reach the floor, the run's own
-        trigrams (new for most spans: each question brings its own word) are never made."""
+    def run_may_reach(self, span: tuple[str, ...], per_word: list[_WordNear], text: str) -> bool:
+        """joined_may_reach for a span run together (`text`), from its words' measures first.
+        A trigram of the run lies inside one word of three characters or more (counted in
+        that word's measure) or straddles a join (it starts one or two characters before
+        one: a few slices, looked up here), so the run shares at most their sum with all the
+        keys; it has at least its longest word's trigrams; and a key shares at most its own
+        trigrams with it, so no key's Dice can pass 2x / (run + max(x, smallest key)). When
+        that falls short of the floor, the run's own trigrams (new for most spans: each
+        question brings its own word) are never made."""
         if len(text) >= 3:
-            shared = sum([wn.joined_grams for wn in per_word]) + 2 * (len(per_word) - 1)
+            shared = sum([wn.joined_grams for wn in per_word])
+            if len(span) > 1:
+                every, last, at = self.all_joined_grams, len(text) - 3, 0
+                starts = set()
+                for w in span[:-1]:
+                    at += len(w)
+                    starts.update((at - 2, at - 1))
+                shared += sum([text[p:p + 3] in every for p in starts if 0 <= p <= last])
             fewest = max(max([wn.grams for wn in per_word]), 1)
-            if 2.0 * shared / (fewest + self.fewest_joined_grams) < SUGGEST_MIN_DICE:
+            if 2.0 * shared / (fewest + max(shared, self.fewest_joined_grams)) < SUGGEST_MIN_DICE:
                 return False
         return self.joined_may_reach(trigrams(text))
 
@@ -429,7 +438,7 @@ class _FileKeys:
         if by_words:
             for wn in per_word:
                 orders.update(wn.orders)
-        if not self.run_may_reach(per_word, text):
+        if not self.run_may_reach(span, per_word, text):
             # No key run together reaches the floor: a key's similarity is its mean, when
             # that reaches the floor (the larger of the two), and it is not proposed otherwise.
             for order in sorted(orders):
@@ -540,7 +549,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         # their words, no span run together near one run together): then no span is measured.
         if not prepared.any_word_near(span_words):
             word_near = prepared.word_near
-            if not any(prepared.run_may_reach([word_near(w) for w in span], text) for span, text in zip(spans, span_text)):
+            if not any(prepared.run_may_reach(span, [word_near(w) for w in span], text) for span, text in zip(spans, span_text)):
                 continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
