@@ -174,7 +174,7 @@ class Answer:
     gate: Gate
     confidence: Confidence
     agent: AgentChoice
-    keyword: tuple[KeywordHit, ...]
+    keyword: Sequence[KeywordHit]  # the ranking's KeywordHits (engine/memory.py), each built when read
     text: Sequence[TextHit]  # the pool's TextHits (engine/textpool.py), each built when read
     results: tuple[Result, ...]
     indexed: Indexed

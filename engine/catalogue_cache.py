@@ -114,7 +114,7 @@ class Opening:
 
 
 def cache_path(index: TextIndex) -> str:
-    return os.path.join(os.fspath(index.path.parent), CACHE_NAME)
+    return os.path.join(os.path.dirname(index.path_str), CACHE_NAME)
 
 
 # The last opening each index gave this process: the stale check and the snapshot read the
@@ -483,7 +483,7 @@ class FleetCatalogue(Catalogue):
     postings, the same scores to the bit as Catalogue(all entries), built in microseconds
     per base and decoded only for the words and entries a question touches."""
 
-    def __init__(self, openings: Mapping[str, Opening]):
+    def __init__(self, openings: Mapping[str, Opening], fleet_root: str = ""):
         # Entries order by id, "base/path": bases in the order of "name/" (a base whose name
         # extends another's sorts by its next character against "/"), then paths in order.
         parts = sorted(openings.items(), key=lambda kv: kv[0] + "/")
@@ -499,6 +499,7 @@ class FleetCatalogue(Catalogue):
         self._phrase_pairs = {}
         self._keys_written = None
         self._parts = parts
+        self._fleet_root = fleet_root  # where a fleet of many bases keeps one spelling
         self._base_columns: dict[int, tuple] = {}
         self._speller = None
         self._columns: dict[str, list] = {}
@@ -513,7 +514,7 @@ class FleetCatalogue(Catalogue):
         speller = self._speller
         if speller is None:
             # Imported here, once: every refusal asks for the speller (a miss log, thousands).
-            from .spelling_cache import base_spelling
+            from .spelling_cache import base_spelling, fleet_spelling
             from .suggest import Speller
 
             entries = self.entries
@@ -521,7 +522,8 @@ class FleetCatalogue(Catalogue):
             def keys_of_base(start: int, n: int):
                 return lambda: (k for i in range(start, start + n) for k in entries[i].keys)
 
-            speller = self._speller = Speller([
+            whole = fleet_spelling(self._fleet_root, self._parts, keys_of_base(0, self.n))
+            speller = self._speller = Speller([whole] if whole is not None else [
                 base_spelling(op, keys_of_base(start, len(op.entries)))
                 for (_, op), start in zip(self._parts, entries._starts)
             ])

@@ -52,7 +52,7 @@ from .normalize import terms, words
 from .mapfiles import is_map_file
 from .notes import Note, parse_note
 from .purpose.links import LinkResolver
-from .notefiles import list_notes, read_note
+from .notefiles import list_notes, listing_gaps, read_note
 from .thin import THIN_ASK, distinct_terms, is_thin
 
 LINK_EXEMPT_DIRS = frozenset({"templates"})  # a template's [[links]] are placeholders
@@ -128,6 +128,13 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
             str(where),
         ))
     for base in fleet.bases:
+        found, problems = list_notes(base.root)
+        if problems and listing_gaps(problems[:1]) == [""]:
+            # The base's own folder cannot be listed (deleted while a room held it): one line
+            # naming it, not also "no agent.txt" for a folder that is not there.
+            path, _, why = problems[0].partition(": ")
+            out.append(Finding("E05", ERROR, "", path, 0, why, str(base.root)))
+            continue
         if not (base.root / "agent.txt").is_file():
             out.append(Finding(
                 "W01", WARNING, base.name, "agent.txt", 0,
@@ -135,7 +142,6 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
                 "(name = ..., role = ..., ends = ...), so a classifier or a host is told nothing about it",
                 str(base.root / "agent.txt"),
             ))
-        found, problems = list_notes(base.root)
         for p in problems:
             rel, _, why = p.partition(": ")
             out.append(Finding("E05", ERROR, base.name, rel, 0, why or p, str(base.root / rel)))

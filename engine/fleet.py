@@ -124,13 +124,13 @@ class AgentCard(Mapping):
     the owner's card at most, and reading 2,000 bases' cards at discovery was a tenth of a
     one-shot over such a fleet."""
 
-    def __init__(self, path: Path):
-        self._path = path
+    def __init__(self, base_root: Path):
+        self._root = base_root  # agent.txt's path made when it is read, not 2,000 times at discovery
         self._pairs: dict[str, str] | None = None
 
     def _read(self) -> dict[str, str]:
         if self._pairs is None:
-            self._pairs = read_kv(self._path)
+            self._pairs = read_kv(self._root / "agent.txt")
         return self._pairs
 
     def __getitem__(self, key: str) -> str:
@@ -146,14 +146,12 @@ class AgentCard(Mapping):
         return repr(self._read())
 
 
-def is_base(path: Path) -> bool:
-    try:
-        if any((path / m).is_file() for m in BASE_MARKERS):
-            return True
-    except OSError:  # a folder this user may not enter: nothing in it can be read
-        return False
+def is_base(path: Path | str) -> bool:
+    # os.path.isfile on a joined string: a Path made and stat'ed per marker was a tenth of
+    # discovering 2,000 bases. A folder this user may not enter holds no marker it can read.
     # A plain folder of notes with no markers is still a base, unless it is a fleet root.
-    return False
+    folder = os.path.join(path, "")
+    return any(os.path.isfile(folder + m) for m in BASE_MARKERS)
 
 
 def _has_markdown(path: Path) -> bool:
@@ -166,15 +164,24 @@ def _has_markdown(path: Path) -> bool:
     return False
 
 
-def _child_bases(path: Path) -> list[Path]:
+def _child_bases(path: Path) -> list[tuple[Path, bool]]:
+    """The child folders of `path` that are bases, each with whether it is a link."""
     try:
-        # scandir's is_dir reads the entry's type from the listing (a stat only for a link):
-        # a stat per child was a quarter of opening a fleet of 2,000 bases.
+        # scandir's is_dir and is_symlink read the entry's type from the listing (a stat only
+        # for a link): a stat per child was a quarter of opening a fleet of 2,000 bases.
         with os.scandir(path) as listing:
-            names = sorted(e.name for e in listing if not e.name.startswith(".") and _is_dir_entry(e))
+            found = sorted((e.name, e.path, _is_link_entry(e)) for e in listing
+                           if not e.name.startswith(".") and _is_dir_entry(e))
     except OSError:
         return []
-    return [c for c in (path / n for n in names) if is_base(c)]
+    return [(path / name, link) for name, where, link in found if is_base(where)]
+
+
+def _is_link_entry(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _is_dir_entry(entry: os.DirEntry) -> bool:
@@ -218,15 +225,16 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
             p = p.resolve()
         except OSError as e:  # `.` after the working directory was deleted
             raise KbError(f"{raw}: cannot resolve ({e.strerror or e}); was the current directory deleted?") from e
+        # p is resolved: no link itself; a child's link flag comes from its folder's listing
         if is_base(p):
-            found = [p]
+            found = [(p, False)]
             fleet_root_flags.append(False)
         else:
             found = _child_bases(p)
             if found:
                 fleet_root_flags.append(True)
             elif _has_markdown(p) or _has_markdown_below(p):
-                found = [p]  # a plain folder of notes
+                found = [(p, False)]  # a plain folder of notes
                 fleet_root_flags.append(False)
             else:
                 raise KbError(f"{raw}: no markdown notes here, and no bases below it")
@@ -234,7 +242,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         candidates.extend(found)
     kept, duplicates = _one_per_real_directory(candidates)
     for b in kept:
-        bases.append(Base(name=b.name, root=b, agent=AgentCard(b / "agent.txt")))
+        bases.append(Base(name=b.name, root=b, agent=AgentCard(b)))
     # Counted once, not list.count per base: quadratic over 2,000 bases.
     dupes = sorted(n for n, k in Counter(b.name for b in bases).items() if k > 1)
     if dupes:
@@ -248,17 +256,13 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     return Fleet(root=root, bases=tuple(bases), settings=settings, is_fleet_root=is_root, duplicates=duplicates)
 
 
-def _one_per_real_directory(candidates: list[Path]) -> tuple[list[Path], tuple[tuple[str, str, Path], ...]]:
-    """One base per real directory. A link to a base already in the fleet would count the
-    same agent twice (its notes twice in every score, the floor moved); the folder itself is
-    kept, whatever the names' order, and the link is reported, never silently dropped."""
-    def is_link(p: Path) -> bool:
-        try:
-            return p.is_symlink()
-        except OSError:
-            return False
-
-    links = [is_link(c) for c in candidates]
+def _one_per_real_directory(found: list[tuple[Path, bool]]) -> tuple[list[Path], tuple[tuple[str, str, Path], ...]]:
+    """One base per real directory (`found`: each candidate and whether it is a link). A link
+    to a base already in the fleet would count the same agent twice (its notes twice in every
+    score, the floor moved); the folder itself is kept, whatever the names' order, and the
+    link is reported, never silently dropped."""
+    candidates = [c for c, _ in found]
+    links = [link for _, link in found]
     order = sorted(range(len(candidates)), key=lambda i: (links[i], i))
     first: dict[str, int] = {}
     dupes: list[tuple[int, int]] = []

@@ -17,6 +17,7 @@ import gc
 import os
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -53,6 +54,7 @@ from .record import record, replace
 from .rrf import rrf, rrf_top
 from .stemming import stem_question
 from .indexupdate import IndexReport
+from .notefiles import on_base
 from .notestore import FileRecord
 from .textindex import TextIndex
 from .textpool import TextHits, TextPool
@@ -135,7 +137,7 @@ class Routed:
     snap: Snapshot
     words: tuple[str, ...]  # the question's normalised words
     terms: tuple[str, ...]  # alias-expanded: what both scorers see
-    keyword: tuple[KeywordHit, ...]
+    keyword: Sequence[KeywordHit]  # a KeywordHits: each hit built when read
     verdict: str
     agent: AgentChoice | None  # None when the caller asked for no owner (Memory.reask)
     started: float  # perf_counter() when the question arrived
@@ -285,13 +287,13 @@ class Memory:
         unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
         chunks = sum(op.chunks for op in openings.values())
         skipped = [
-            f"{name}/{s}" for name, op in openings.items() for s in catalogue_cache.shown_skipped(self.indexes[name], op)
+            on_base(name, s) for name, op in openings.items() for s in catalogue_cache.shown_skipped(self.indexes[name], op)
         ]
         aliases_sig = _file_sig(self.fleet.aliases_path)  # before the read: a later edit is seen
         aliases, alias_problems = load_aliases(self.fleet.aliases_path)
         self._generation += 1
         snap = Snapshot(
-            catalogue=catalogue_cache.FleetCatalogue(openings),
+            catalogue=catalogue_cache.FleetCatalogue(openings, fleet_root=os.fspath(self.fleet.root)),
             records=records,
             aliases=tuple(aliases),
             alias_problems=tuple(alias_problems),
@@ -561,7 +563,7 @@ class Memory:
             self._roster = roster_of(self.fleet)
         return self._roster
 
-    def _classified(self, question: str, keyword: tuple[KeywordHit, ...], fold_choice: AgentChoice) -> AgentChoice:
+    def _classified(self, question: str, keyword: Sequence[KeywordHit], fold_choice: AgentChoice) -> AgentChoice:
         from .classifier import Classifier, choose
         from .dossier import build_dossier
 

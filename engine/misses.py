@@ -46,6 +46,9 @@ _ENTRY = re.compile(r"^(\d{1,18})[ \t]+(\S+)[ \t]+(\S+)[ \t]+(.*\S)\s*$")
 _LOOKED = re.compile(r"^\s+looked like:\s?(.*)$")
 # The largest count a line holds (18 digits): a sum past it would make its line unreadable.
 MAX_COUNT = 10**18 - 1
+# Damaged lines `kb misses` names one by one, on stderr and in its JSON; the rest are counted:
+# a log torn tens of thousands of times must not bury the worklist.
+DAMAGED_SHOWN = 10
 # At or above this size the log is appended to, not read and rewritten, to record a miss
 # (~700 entries): the route's cost stops growing with the log there.
 REWRITE_BELOW_BYTES = 64 * 1024
@@ -155,7 +158,8 @@ def load(path: Path) -> tuple[list[MissEntry], list[str]]:
         return [], []
     entries, stray = parse_lines(text)
     problems = [
-        f"{path}:{n}: not a miss (count, first seen, last seen, question): {line.strip()[:60]}" for n, line in stray
+        f"{path}:{n}: damaged line (a miss is: count, first seen, last seen, question): {line.strip()[:60]}"
+        for n, line in stray
     ]
     return by_priority(entries), problems
 

@@ -29,7 +29,7 @@ from . import collector
 from .aliases import Alias
 from .clean import repaired
 from .gate import verdict_for
-from .misses import MissEntry, load, misses_path
+from .misses import DAMAGED_SHOWN, MissEntry, load, misses_path
 from .normalize import terms, words
 from .question import cut_question
 from .stemming import stem_all
@@ -136,7 +136,8 @@ class MissesReport:
             "questions": len(self.reviews),
             "misses": self.total,
             "entries": [r.to_json(near=near) for r in self.reviews],
-            "problems": list(self.problems),
+            "problems": list(self.problems[:DAMAGED_SHOWN]),  # the rest counted, as on stderr
+            **({"problems_not_shown": len(self.problems) - DAMAGED_SHOWN} if len(self.problems) > DAMAGED_SHOWN else {}),
             **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
         }
 

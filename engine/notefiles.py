@@ -7,6 +7,7 @@ file. A note that cannot be read is a problem line ("path: why"), never an excep
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -47,7 +48,8 @@ def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.st
             with os.scandir(dirpath) as listing:
                 entries = list(listing)
         except OSError as err:
-            problems.append(f"{shown(_rel(root, err.filename))}: cannot list ({err.strerror})")
+            problems.append(base_unlisted(root, err) if not under else
+                            f"{shown(_rel(root, err.filename))}{LISTING_FAILED}{err.strerror})")
             return
         if folders is not None:
             names: list[str] = []
@@ -95,6 +97,21 @@ def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.st
 
 
 LISTING_FAILED = ": cannot list ("
+BASE_MISSING = "the base's folder is missing: deleted or moved"
+
+
+def base_unlisted(root: Path, err: OSError) -> str:
+    """The problem line of a base whose own folder cannot be listed: named by its path (a
+    `zed/.` names nothing anyone wrote), and a folder gone (deleted while a room or `kb serve`
+    held it) said to be missing. Its notes stay indexed as they were: a listing gap."""
+    why = BASE_MISSING if err.errno in (errno.ENOENT, errno.ENOTDIR) else err.strerror
+    return f"{shown(str(root))}{LISTING_FAILED}{why})"
+
+
+def on_base(name: str, line: str) -> str:
+    """A base's problem line as a fleet shows it, `base/path: why`; a line that names the
+    base's own folder (base_unlisted) already says which base."""
+    return line if os.path.isabs(line) else f"{name}/{line}"
 
 
 def listing_gaps(problems: list[str]) -> list[str]:

@@ -8,7 +8,8 @@ brings inspect, ast, dis and tokenize. `@record` keeps the look (annotated field
 same constructor (positional or keyword, `__post_init__` after), equality and hash over the
 fields in order, the same repr, assignment refused. Only `__init__` is compiled per class,
 one small function; equality, hash and repr are shared. `replace` and `as_dict` are
-`dataclasses.replace` and `dataclasses.asdict` for records (those two refuse a record).
+`dataclasses.replace` and `dataclasses.asdict` for records (those two refuse a record). A base
+that is a dataclass is refused at class creation: its fields would be silently dropped.
 
 Used where a class is built on every one-shot (docs/speed.md, "Importing only what a plain
 question needs"); elsewhere the style is `@dataclass`.
@@ -89,6 +90,12 @@ def _plain(value: Any) -> Any:
 
 
 def _build(cls: type, frozen: bool) -> type:
+    for base in cls.__mro__[1:]:
+        if "__dataclass_fields__" in base.__dict__ and "__record_fields__" not in base.__dict__:
+            # Its fields live in dataclasses' own table, which a record does not read: the
+            # class would be built without them (an __init__ missing them, equality blind to them).
+            raise TypeError(f"@record {cls.__name__}: its base {base.__name__} is a dataclass, whose "
+                            f"fields a record does not carry: make {base.__name__} a @record too")
     inherited = [n for base in reversed(cls.__mro__[1:]) for n in getattr(base, "__record_fields__", ())]
     # every field this class annotates: a base's field declared again keeps its place and
     # takes this class's default (or none), as a dataclass's does

@@ -41,6 +41,8 @@ INVALID_REQUEST = -32600
 # past this is refused unread, by the id at its head, rather than held whole (reading one
 # larger than the server's memory ended the relay's thread, and the server with it).
 MAX_LINE_BYTES = 16 << 20
+# The library's JSON parser (pydantic's) refuses an integer written in more characters.
+LIBRARY_INT_CHARS = 4300
 # The id, when it leads the message, as JSON-RPC clients write it ({"jsonrpc": "2.0", "id": ...).
 _LEADING_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
@@ -52,10 +54,10 @@ def refusal(line: bytes) -> dict[str, Any] | None:
     except UnicodeDecodeError as e:
         return _error(None, PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{line[e.start]:02x} at offset {e.start})")
     try:
-        message, bad = _read(text)
+        message, bad = _read(text, _int_in_reach)
     except ValueError:
-        # An integer past Python's limit on reading digits (4,300 unless set), whose error
-        # advises sys.set_int_max_str_digits: no id or argument kb takes is that long.
+        # An integer past the limit on reading one (4,300 unless set), whose error advises
+        # sys.set_int_max_str_digits, or is the library's: no id or argument kb takes is that long.
         return _too_long(text)
     if bad:
         return bad
@@ -173,24 +175,42 @@ def _read(text: str, parse_int=None) -> tuple[Any, dict[str, Any] | None]:
         return None, _error(None, PARSE_ERROR, "Parse error: nested too deeply to read")
 
 
+def _int_in_reach(written: str) -> int:
+    """An integer as both readers take it, or ValueError. Python's int() counts digits
+    against its limit, the library's parser (pydantic) counts the minus sign too: a minus and
+    4,300 digits passed here and was refused there, in the library's words."""
+    if len(written) > _int_limit():
+        raise ValueError("integer too long")
+    return int(written)
+
+
+def _int_limit() -> int:
+    """The longest integer read, in characters: the library's 4,300, or Python's limit when
+    set lower (0 is no limit)."""
+    return min(LIBRARY_INT_CHARS, sys.get_int_max_str_digits() or LIBRARY_INT_CHARS)
+
+
 def _too_long(text: str) -> dict[str, Any]:
     """The refusal of a line holding an integer too long for Python to read: read again with
     each such number as null, to answer under the message's id when the rest is a message."""
-    limit = sys.get_int_max_str_digits()
-    too_long: list[int] = []
+    limit = _int_limit()
+    too_long: list[str] = []
 
-    def read_int(digits: str) -> int | None:
-        count = len(digits) - digits.startswith("-")
-        if count > limit:
-            too_long.append(count)
+    def read_int(written: str) -> int | None:
+        if len(written) > limit:
+            too_long.append(written)
             return None
-        return int(digits)
+        return int(written)
 
     message, bad = _read(text, read_int)
     if bad:  # not JSON after all, past the number
         return bad
+    first = too_long[0]
+    digits = len(first) - first.startswith("-")
+    sign = " and a minus sign" if first.startswith("-") else ""
     return _error(_id_of(message), INVALID_REQUEST,
-                  f"Invalid Request: a number of {too_long[0]:,} digits (kb reads integers of at most {limit:,})")
+                  f"Invalid Request: a number of {digits:,} digits{sign} "
+                  f"(kb reads integers of at most {limit:,} characters, a minus sign included)")
 
 
 def _id_of(message: Any) -> str | int | None:

@@ -25,6 +25,7 @@ import itertools
 import marshal
 import os
 import stat
+import struct
 import threading
 import zlib
 from array import array
@@ -105,7 +106,9 @@ def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[R
         if at + sum(length for length, _ in layout) != st.st_size:
             return None  # truncated, or more than the head accounts for
         if whole:
-            source = _Source(path, None, memoryview(raw))
+            # Only the regions' bytes are kept (a copy of them): the head is decoded already,
+            # and over 2,000 small bases its bytes kept beside it were ~4 MiB of a one-shot.
+            source = _Source(path, None, raw[at:], at)
         else:
             source = _Source(path, fd, None)
             keep = True
@@ -157,14 +160,18 @@ class _Source:
     def may_keep(cls) -> bool:
         return cls._kept < MAX_KEPT_OPEN
 
-    def __init__(self, path: str, fd: int | None, whole: memoryview | None):
-        self.path, self._fd, self._whole = path, fd, whole
+    def __init__(self, path: str, fd: int | None, whole: bytes | None, origin: int = 0):
+        self.path, self._fd, self._whole, self._origin = path, fd, whole, origin  # whole: the file from origin on
         if fd is not None:
             with _Source._lock:
                 _Source._kept += 1
 
     def read(self, offset: int, n: int) -> bytes:
-        got = bytes(self._whole[offset:offset + n]) if self._whole is not None else _read_at(self._fd, n, offset)
+        if self._whole is not None:
+            offset -= self._origin
+            got = self._whole[offset:offset + n]
+        else:
+            got = _read_at(self._fd, n, offset)
         if len(got) != n:
             raise Damaged(f"{self.path}: shorter than its head says")
         return got
@@ -223,44 +230,57 @@ class Keyed(Mapping):
     """A cached mapping of names to blobs as a few values, not a dict of thousands: the names
     in sorted order (one a line) and where each starts, where each one's blob ends and each
     one's CRC-32 (in the head), and the blobs end to end (a region). A fresh process looks
-    up the few names a question touches (a binary search) and reads and decodes only
-    theirs; loading a dict of every word, record and entry was most of reading the cache at
-    60,000 chunks (a new object per name and per blob)."""
+    up the few names a question touches and reads and decodes only theirs; loading a dict of
+    every word, record and entry was most of reading the cache at 60,000 chunks (a new
+    object per name and per blob). The offsets stay the head's bytes, each read when asked
+    (no array per table): over 2,000 small bases most tables are never read."""
 
-    __slots__ = ("_listed", "_starts", "_ends", "_crcs", "_blobs", "_asked", "_places")
+    __slots__ = ("_listed", "_starts_raw", "_starts", "_ends", "_crcs", "_blobs", "_asked", "_places", "_n")
 
     def __init__(self, listed: str, starts: bytes, ends: bytes, crcs: bytes, blobs: Region):
         self._listed, self._blobs = listed, blobs
         self._asked = 0
         self._places: dict[str, int] | None = None
-        self._starts = array("I")
-        self._starts.frombytes(starts)
-        self._ends = array("Q")
-        self._ends.frombytes(ends)
-        self._crcs = array("I")
-        self._crcs.frombytes(crcs)
+        self._starts_raw = starts
+        self._starts: array | None = None
+        self._n = len(ends) // 8
+        self._ends, self._crcs = ends, crcs
 
     def _name(self, k: int) -> str:
         starts = self._starts
         return self._listed[starts[k]:starts[k + 1] - 1 if k + 1 < len(starts) else -1]
 
     def _place(self, name: str) -> int:
-        # A scan of the listing for "\nname\n" and a count of the lines before it cost ~0.1 ms a
-        # name in a listing of 40,000 grams: a refusal looks up dozens, by binary search. A
-        # reader that keeps asking (kb misses over a long log, a process that stays up) gets
-        # a dict of every name once it has asked for DICT_AFTER of them.
+        # A listing of at most SCAN_BELOW characters is searched for "\nname\n" and the lines
+        # before it counted, both in C: over 2,000 small bases a refusal asks each for every
+        # gram of the question, and a binary search calling back into Python for each step
+        # was most of it. A larger listing (40,000 grams) is searched by bisection. A reader
+        # that keeps asking (kb misses over a long log, a process that stays up) gets a dict
+        # of every name once it has asked for DICT_AFTER of them.
         places = self._places
         if places is not None:
             return places.get(name, -1)
+        listed = self._listed
+        if len(listed) <= SCAN_BELOW:
+            if "\n" in name:
+                return -1  # no name holds a line break (keyed refuses one)
+            line = name + "\n"
+            if listed.startswith(line):
+                return 0
+            at = listed.find("\n" + line)
+            return -1 if at < 0 else listed.count("\n", 0, at + 1)
         self._asked += 1
         if self._asked > DICT_AFTER:
-            self._places = dict(zip(self, range(len(self._ends))))
+            self._places = dict(zip(self, range(self._n)))
             return self._places.get(name, -1)
-        k = bisect_left(range(len(self._starts)), name, key=self._name)
-        return k if k < len(self._starts) and self._name(k) == name else -1
+        if self._starts is None:
+            self._starts = array("I")
+            self._starts.frombytes(self._starts_raw)
+        k = bisect_left(range(self._n), name, key=self._name)
+        return k if k < self._n and self._name(k) == name else -1
 
     def _blob(self, k: int) -> bytes:
-        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
+        return _blob_at(self._blobs, self._ends, self._crcs, k)
 
     def __getitem__(self, name: str) -> bytes:
         k = self._place(name)
@@ -278,12 +298,25 @@ class Keyed(Mapping):
         return isinstance(name, str) and self._place(name) >= 0
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._listed[:-1].split("\n") if len(self._ends) else ())
+        return iter(self._listed[:-1].split("\n") if self._n else ())
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return self._n
 
 
+_END, _CRC = struct.Struct("=Q"), struct.Struct("=I")  # array("Q") and array("I") items, native order
+
+
+def _blob_at(blobs: Region, ends: bytes, crcs: bytes, k: int) -> bytes:
+    """Blob k of a region, from where each blob ends and each one's CRC-32 (packed as
+    ends_and_blobs packs them), read in place."""
+    start = _END.unpack_from(ends, 8 * (k - 1))[0] if k else 0
+    return blobs.blob(start, _END.unpack_from(ends, 8 * k)[0], _CRC.unpack_from(crcs, 4 * k)[0])
+
+
+# A listing this short is scanned rather than bisected (measured over 2,000 small bases: a
+# scan of a few KB in C is a few hundred ns, a bisection of 100 names ~7 us of Python).
+SCAN_BELOW = 8192
 DICT_AFTER = 256  # names looked up in one Keyed before it makes a dict of them all
 
 
@@ -291,24 +324,23 @@ class Blobs(Sequence):
     """A cached sequence of blobs: where each ends and its CRC-32 (in the head), and the
     blobs end to end (a region)."""
 
-    __slots__ = ("_ends", "_crcs", "_blobs")
+    __slots__ = ("_ends", "_crcs", "_blobs", "_n")
 
     def __init__(self, ends: bytes, crcs: bytes, blobs: Region):
-        self._blobs = blobs
-        self._ends = array("Q")
-        self._ends.frombytes(ends)
-        self._crcs = array("I")
-        self._crcs.frombytes(crcs)
+        self._blobs, self._ends, self._crcs = blobs, ends, crcs
+        self._n = len(ends) // 8
 
     def __getitem__(self, k):
         if isinstance(k, slice):
             return [self[j] for j in range(*k.indices(len(self)))]
         if k < 0:
-            k += len(self._ends)
-        return self._blobs.blob(self._ends[k - 1] if k else 0, self._ends[k], self._crcs[k])
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError(k)
+        return _blob_at(self._blobs, self._ends, self._crcs, k)
 
     def __len__(self) -> int:
-        return len(self._ends)
+        return self._n
 
 
 def keyed(values: Mapping) -> tuple[tuple[str, bytes, bytes, bytes], bytes] | None:

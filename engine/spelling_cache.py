@@ -18,17 +18,27 @@ O_NOFOLLOW, written atomically with no link followed; a file absent, damaged, fo
 another key is rebuilt (a blob found damaged when read, from the keys: `_Again`), one that
 cannot be written is not kept. Written on the first refusal, not at indexing: a fleet that is never refused a
 question never pays for it.
+
+A fleet of many bases keeps one spelling for all of them instead (`fleet_spelling`), at
+`<fleet root>/.kb/fleet-spelling.cache`: over 2,000 small bases a refusal opened 2,000 files
+and looked up each of its grams in each (a binary search apiece), most of a refusal's time
+and ~17 MiB. That file holds the spelling of every key of the fleet in entry order (what the
+parts merged offer, engine/suggest.py's Speller), stamped with a digest of each base's name,
+cache and opening key (the index file's state): a base edited, re-indexed, added or removed
+changes the stamp, and the file is prepared again from the keys and replaced. A fleet of
+fewer than FLEET_FROM bases keeps its parts per base, as before.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from . import suggest as suggest_module
 from .atomic import write_atomic
 from .catalogue_cache import Opening
+from .digests import blake2b
 from .nofollow import refuse_links
 from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from .suggest import Spelling, spelling_of
@@ -37,6 +47,14 @@ CACHE_NAME = "spelling.cache"
 MAGIC = b"kb-spelling-cache\n"
 FORMAT = 2  # 2: the blobs in regions, each checked by its own CRC (engine/sealedfile.py)
 MAX_BYTES = 256 << 20  # grams, words and keys of one base's labels: a larger file is not ours
+
+FLEET_CACHE_NAME = "fleet-spelling.cache"
+FLEET_MAGIC = b"kb-fleet-spelling-cache\n"
+FLEET_FORMAT = 1
+FLEET_MAX_BYTES = 1 << 30  # every base's keys: a larger file is not ours
+# Bases from which a fleet keeps one spelling: below it a part per base costs a few opens
+# (the haystack's four bases keep theirs, as measured for the one-shot rows).
+FLEET_FROM = 32
 
 
 def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
@@ -54,20 +72,55 @@ def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
     return made
 
 
-def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]]) -> Spelling | None:
-    got = open_shaped(path, MAGIC, MAX_BYTES, key, 4, 3)
+def fleet_spelling(root: str, parts: Sequence[tuple[str, Opening]],
+                   keys: Callable[[], Iterable[str]]) -> Spelling | None:
+    """The spelling of every key of the fleet (`keys`, in entry order) from one file at the
+    fleet root, prepared and kept when absent or stamped for other bases; None when the fleet
+    is too small for one or a base's opening is not kept (then nothing vouches for its keys):
+    the caller then merges the bases' parts."""
+    if len(parts) < FLEET_FROM or not root or any(op.key is None or not op.where for _, op in parts):
+        return None
+    path = os.path.join(root, ".kb", FLEET_CACHE_NAME)
+    key = (FLEET_FORMAT, _SOURCE, _fleet_stamp(parts))
+    found = _load(path, key, keys, FLEET_MAGIC, FLEET_MAX_BYTES)
+    if found is not None:
+        return found
+    folder = os.path.dirname(path)
+    try:
+        os.mkdir(folder)  # the fleet root's `.kb`, beside its miss log
+    except FileExistsError:
+        pass
+    except OSError:
+        return None  # a fleet root that cannot be written: the bases' parts, which may be kept
+    if not os.access(folder, os.W_OK):
+        return None
+    made = spelling_of(keys())
+    _store(path, key, made, FLEET_MAGIC)
+    return made
+
+
+def _fleet_stamp(parts: Sequence[tuple[str, Opening]]) -> str:
+    """A digest of each base's name, opening cache and opening key: the keys are a function
+    of the index (its file state is in the key), so equal stamps mean equal keys. repr, not
+    marshal: marshal's bytes for equal values can differ (its back-references)."""
+    return blake2b(repr([(name, op.where, op.key) for name, op in parts]).encode(), digest_size=16).hexdigest()
+
+
+def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]], magic: bytes = MAGIC,
+          max_bytes: int = MAX_BYTES) -> Spelling | None:
+    got = open_shaped(path, magic, max_bytes, key, 4, 3)
     if got is None:
         return None
     (_, by_gram, keys_of, written), regions = got
     if not (is_keyed(by_gram, regions[0]) and is_keyed(keys_of, regions[1]) and is_blobs(written, regions[2])):
         return None
-    again = _Again(path, key, keys)
+    again = _Again(path, key, keys, magic)
     return Spelling(_Decoded(Keyed(*by_gram, regions[0]), path, lambda: again().by_gram),
                     _Decoded(Keyed(*keys_of, regions[1]), path, lambda: again().keys_of),
                     _Decoded(Blobs(*written, regions[2]), path, lambda: again().keys))
 
 
-def _store(path: str, key: tuple, made: Spelling) -> None:
+def _store(path: str, key: tuple, made: Spelling, magic: bytes = MAGIC) -> None:
     by_gram, keys_of = keyed(made.by_gram), keyed(made.keys_of)
     if by_gram is None or keys_of is None:  # a word never holds a line break; refused all the same
         return
@@ -75,7 +128,7 @@ def _store(path: str, key: tuple, made: Spelling) -> None:
     payload = (key, by_gram[0], keys_of[0], tuple(written))
     try:
         refuse_links(path, below=os.path.dirname(os.path.dirname(path)))  # `.kb` or the file a planted link
-        write_atomic(path, seal(MAGIC, payload, [by_gram[1], keys_of[1], written_blobs]))
+        write_atomic(path, seal(magic, payload, [by_gram[1], keys_of[1], written_blobs]))
     except OSError:
         pass  # a read-only fleet, a full disk, a link: the next refusal prepares it again
 
@@ -84,14 +137,14 @@ class _Again:
     """The spelling prepared again from the keys, once, when a blob of its file turns out
     damaged (each blob is checked when read); the damaged file is replaced."""
 
-    def __init__(self, path: str, key: tuple, keys: Callable[[], Iterable[str]]):
-        self._path, self._key, self._keys = path, key, keys
+    def __init__(self, path: str, key: tuple, keys: Callable[[], Iterable[str]], magic: bytes):
+        self._path, self._key, self._keys, self._magic = path, key, keys, magic
         self._made: Spelling | None = None
 
     def __call__(self) -> Spelling:
         if self._made is None:
             self._made = spelling_of(self._keys())
-            _store(self._path, self._key, self._made)
+            _store(self._path, self._key, self._made, self._magic)
         return self._made
 
 

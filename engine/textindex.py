@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from . import fts5search, notestore
 from .errors import KbError
@@ -62,6 +63,16 @@ class TextIndex:
         # state, the schema and the stemmer (engine/catalogue_cache.py); opened in that same
         # state, the file needs no probes again.
         self.vouched: tuple | None = None
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @path.setter
+    def path(self, path: Path) -> None:  # the bench points an index at a scratch copy
+        # The path as a string, made once: the stale check and the opening cache stat the file
+        # (and its log) several times a question, 2,000 bases over.
+        self._path, self.path_str = path, os.fspath(path)
 
     # -- connections -------------------------------------------------------------------
 
@@ -179,10 +190,10 @@ class TextIndex:
     def file_state(self) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
         """(device, inode, size, mtime) of index.db and of its write-ahead log (None when
         empty: present or not, the index is the same); None without an index file."""
-        db = _stat_key(os.fspath(self.path))
+        db = _stat_key(self.path_str)
         if db is None:
             return None
-        wal = _stat_key(os.fspath(self.path) + "-wal")
+        wal = _stat_key(self.path_str + "-wal")
         return db, (None if wal is None or wal[2] == 0 else wal)
 
     def _in_memory(self, why: str) -> sqlite3.Connection:

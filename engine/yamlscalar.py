@@ -2,10 +2,10 @@
 
 kb reads one key of a note's front matter, so it reads it without a YAML library: the
 double-quoted form with its backslash escapes (`"a \\"quoted\\" word"`), the single-quoted
-form with a quote doubled (`'it''s'`), and a plain value as written. A comment may follow a
-quoted value (`"x"  # draft`). What YAML would refuse (an unknown escape, an unclosed quote,
-text after the closing quote) is read as before this module: its outer quotes dropped when
-it has a matching pair, otherwise as written.
+form with a quote doubled (`'it''s'`), and a plain value up to a comment (`Issue #42` is
+`Issue`, as YAML reads it). A comment may follow a quoted value (`"x"  # draft`). What YAML
+would refuse (an unknown escape, an unclosed quote, text after the closing quote) is read as
+before this module: its outer quotes dropped when it has a matching pair, otherwise as written.
 """
 
 from __future__ import annotations
@@ -25,13 +25,23 @@ def one_line_scalar(value: str) -> str:
     v = value.strip()
     quote = v[:1]
     if quote not in ('"', "'"):
-        return v
+        return _plain(v)
     read = _double(v) if quote == '"' else _single(v)
     if read is not None:
         return read
     if len(v) > 1 and v[-1] == quote:
         return v[1:-1]  # no YAML, but plainly meant as quoted: the quotes are not the title
     return v
+
+
+def _plain(v: str) -> str:
+    """A plain value ends where a comment starts: `#` first, or after a blank. `Issue #42` is
+    `Issue` to MkDocs (PyYAML), Jekyll and Obsidian alike, so kb's title agrees with the site's
+    (docs/labels.md); `Issue#42` and `C# in a week` hold no comment."""
+    if v.startswith("#"):
+        return ""
+    cut = min((i for i in (v.find(" #"), v.find("\t#")) if i >= 0), default=-1)
+    return v if cut < 0 else v[:cut].rstrip()
 
 
 def _double(v: str) -> str | None:

@@ -25,6 +25,7 @@ from .main_screen import MainScreen
 from .messages import FleetChanged, FleetLoaded, RoomSettled
 from .watch import describe_changes, is_watched
 
+from engine.notefiles import on_base
 from engine.purpose.weights import PURPOSE_NAMES
 
 # F7 cycles the reading list's order: plain fusion, then each purpose the engine declares.
@@ -189,7 +190,7 @@ class KbApp(App):
         known = {str(self.memory.fleet.bases[i].root / p) for i, b in enumerate(self.memory.fleet.bases)
                  for p in before.get(b.name, {})}
         reports = self.memory.refresh()
-        problems = tuple(f"{r.base}/{s}" for r in reports for s in r.skipped)
+        problems = tuple(on_base(r.base, s) for r in reports for s in r.skipped)
         self.post_message(FleetChanged(describe_changes(changes, self.memory.fleet.root, known), problems))
 
     def on_fleet_changed(self, message: FleetChanged) -> None:

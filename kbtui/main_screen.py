@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import events, on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container
@@ -61,6 +62,7 @@ class MainScreen(Screen):
         Binding("escape", "focus_question", "Question", id="main.question"),
         Binding("f7", "app.next_purpose", "Purpose", id="main.purpose"),
         Binding("ctrl+l", "clear_question", "Clear", show=False, id="main.clear"),
+        Binding("down", "leave_question", "Reading list", show=False, id="main.leave_question"),
     ]
 
     def __init__(self, **kw) -> None:
@@ -183,9 +185,14 @@ class MainScreen(Screen):
         q.value = ""
         q.focus()
 
-    def on_question_input_leave(self, message: QuestionInput.Leave) -> None:
-        # Down from the question: into the reading list, asking nothing and recording no miss.
-        self.focus_pane(ReadingPane.NAME)
+    def action_leave_question(self) -> None:
+        # Down from the question (past its history): into the reading list, asking nothing and
+        # recording no miss. Focus moves now, not after a refresh: Down and Enter sent in one
+        # terminal write reach the bindings back to back, and Enter must open the row.
+        if self.focused is not self.query_one("#question", Input):
+            raise SkipAction()
+        self.show_pane(ReadingPane.NAME)
+        self.set_focus(self.query_one(f"#pane-{ReadingPane.NAME}", Pane).focus_target())
 
     # -- asking ------------------------------------------------------------------
 
@@ -327,8 +334,10 @@ class MainScreen(Screen):
             return "indexing the fleet…"
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        return (f"ready: {loaded.chunks} chunks, {how}. Ask a question: the answer follows your typing; "
-                "Enter records a miss")
+        # Short enough for the one-line bar (73 cells after its badge at 80 columns): whole at
+        # 100 columns for any fleet, and at 80 when the index is found (to 999,999 chunks). The
+        # old longer hint was cut mid-sentence at both.
+        return f"ready: {loaded.chunks} chunks, {how}; type to ask, Enter records a miss"
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

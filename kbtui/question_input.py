@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from textual.actions import SkipAction
 from textual.binding import Binding
-from textual.message import Message
 from textual.widgets import Input
 
 from .history import History
@@ -16,10 +14,6 @@ class QuestionInput(Input):
         Binding("up", "history_older", "Older question", show=False, id="question.older"),
         Binding("down", "history_newer", "Newer question", show=False, id="question.newer"),
     ]
-
-    @dataclass
-    class Leave(Message):
-        """Down with no newer question to show: the person wants the reading list."""
 
     def __init__(self, history: History, **kw) -> None:
         super().__init__(**kw)
@@ -39,6 +33,7 @@ class QuestionInput(Input):
     def action_history_newer(self) -> None:
         newer = self.history.newer()
         if newer is None:
-            self.post_message(self.Leave())
-        else:
-            self._set(newer)
+            # Down with no newer question to show: the key is the screen's (into the reading
+            # list), handled in this same dispatch so a key sent with it finds focus moved.
+            raise SkipAction()
+        self._set(newer)

@@ -244,7 +244,7 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
         calls[0] += 1
         return _old_search(con, terms, k, limit)
 
-    def old_catalogue(openings):
+    def old_catalogue(openings, fleet_root=""):
         # The reference builds its catalogue from every record, as before the opening cache.
         return _OldCatalogueRanked([
             make_entry(name, r.path, r.title, r.purpose, r.species, r.keys)

@@ -333,11 +333,14 @@ def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, cod
     assert f"refused a line ({code})" in err  # and the server's log says what it refused
 
 
+@pytest.mark.parametrize("big, digits", [(b"9" * 5_000, "5,000"), (b"-" + b"9" * 4_300, "4,300")],
+                         ids=["5000-digits", "minus-4300-digits"])
 @pytest.mark.parametrize("where, answered_id", [("argument", "n5"), ("id", None)])
-def test_kb_serve_says_in_its_own_words_that_a_number_is_too_long(tmp_path, where, answered_id):
+def test_kb_serve_says_in_its_own_words_that_a_number_is_too_long(tmp_path, where, answered_id, big, digits):
     # 5,000 digits: Python's int() refuses past 4,300, and the refusal used to carry its
-    # advice about sys.set_int_max_str_digits to a client that cannot act on it.
-    big = b"9" * 5_000
+    # advice about sys.set_int_max_str_digits to a client that cannot act on it. A minus and
+    # 4,300 digits: Python reads it (its limit counts digits), the library's parser does not
+    # (its limit counts the sign), and the refusal came in the library's words.
     msg_id = b'"n5"' if where == "argument" else big
     top = big if where == "argument" else b"3"
     line = (b'{"jsonrpc": "2.0", "id": ' + msg_id + b', "method": "tools/call", "params": {"name": "kb_route",'
@@ -351,7 +354,8 @@ def test_kb_serve_says_in_its_own_words_that_a_number_is_too_long(tmp_path, wher
         bad = s.reply()
         assert bad["id"] == answered_id and bad["error"]["code"] == -32600
         message = bad["error"]["message"]
-        assert "5,000 digits" in message and "4,300" in message, message
+        assert f"{digits} digits" in message and "at most 4,300" in message, message
+        assert "out of range" not in message and "Invalid JSON" not in message, message
         assert "set_int_max_str_digits" not in message and "sys." not in message, message
         assert s.call({"jsonrpc": "2.0", "id": 2, "method": "ping"})["id"] == 2  # still up
     finally:

@@ -141,7 +141,7 @@ def test_a_miss_count_of_5000_digits_is_kept_as_unreadable_and_later_misses_stil
     assert [ln.split("\t")[0] for ln in text.splitlines() if ln.endswith(NOTHING_Q)] == ["2"]
     assert "9" * 5000 in text  # the damaged line kept as it was, never dropped
     r = kb("misses", str(demo))
-    assert "kb-misses.txt:7: not a miss" in r.stderr and "1 question, asked 2 times" in r.stdout
+    assert "kb-misses.txt:7: damaged line" in r.stderr and "1 question, asked 2 times" in r.stdout
 
 
 # -- 10. a UTF-8 byte-order mark ------------------------------------------------------------
@@ -177,7 +177,7 @@ def test_a_bom_on_the_miss_log_keeps_its_first_entry_counting(demo):
     text = log.read_text(encoding="utf-8")
     assert [ln.split("\t")[0] for ln in text.splitlines() if ln.endswith(NOTHING_Q)] == ["4"]
     r = kb("misses", str(demo))
-    assert "not a miss" not in r.stdout + r.stderr
+    assert "damaged line" not in r.stdout + r.stderr
 
 
 def test_a_bom_on_the_aliases_file_still_works(demo):

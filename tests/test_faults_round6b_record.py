@@ -119,3 +119,36 @@ def test_as_dict_reads_a_namedtuple_as_asdict_does():
     got = as_dict(Held(Point(3, 4), (Point(1, 2),)))
     assert got == want == {"at": (3, 4), "trail": ((1, 2),)}
     assert type(got["at"]) is Point and type(got["trail"][0]) is Point
+
+
+def test_a_dataclass_base_is_refused_at_the_class_not_its_fields_dropped():
+    # A record over a plain dataclass base once built an __init__ without the base's fields:
+    # Child(x=1, y=2) raised, Child(y=2) had no x, and equality ignored x.
+    @dataclasses.dataclass(frozen=True)
+    class Base:
+        x: int
+
+    with pytest.raises(TypeError, match=r"@record Child: its base Base is a dataclass.*make Base a @record"):
+        @record
+        class Child(Base):
+            y: int = 2
+
+    @record
+    class RecordBase:
+        x: int
+
+    @record
+    class Carried(RecordBase):  # a record base: its fields come first, as a dataclass's do
+        y: int = 2
+
+    assert fields(Carried) == ("x", "y") and Carried(1).x == 1 and Carried(1) != Carried(3)
+
+    class Plain:  # no fields of its own to carry: a mixin is fine
+        def twice(self) -> int:
+            return 2 * self.x
+
+    @record
+    class Mixed(Plain):
+        x: int
+
+    assert Mixed(4).twice() == 8

@@ -90,6 +90,7 @@ def test_json_carries_every_entry_with_its_near_files_and_proposal(demo):
     assert (j["path"], j["exists"], j["questions"], j["misses"], j["problems"]) == (
         str(demo / "kb-misses.txt"), True, 2, 3, [],
     )
+    assert "problems_not_shown" not in j
     first, second = j["entries"]
     assert (first["question"], first["count"]) == (ROLL, 2) and second["question"] == CANARY
     assert first["now"] == {"verdict": "nothing", "keyword_top": None}
@@ -137,7 +138,7 @@ def test_a_damaged_line_is_one_line_on_stderr_and_the_rest_is_read(demo):
     r = run_kb("misses", str(demo))
     assert r.returncode == 0
     assert r.stderr == (
-        f"kb: {demo / 'kb-misses.txt'}:5: not a miss (count, first seen, last seen, question): nonsense here\n"
+        f"kb: {demo / 'kb-misses.txt'}:5: damaged line (a miss is: count, first seen, last seen, question): nonsense here\n"
     )
     assert f"    2  {ROLL}" in r.stdout
 
@@ -257,3 +258,15 @@ def test_the_json_line_written_part_by_part_is_the_whole_report_encoded(demo):
     # The command writes that line.
     whole = json_line(review_misses(mem).to_json())
     assert run_kb("misses", str(demo), "--json").stdout == whole + "\n"
+
+
+def test_json_caps_the_damaged_lines_as_stderr_does(demo):
+    # A log torn tens of thousands of times listed every damaged line in the JSON.
+    torn = "".join(f"torn {i}\n" for i in range(25))
+    (demo / "kb-misses.txt").write_text(HEADER + f"2\t2026-09-01\t2026-09-02\t{ROLL}\n" + torn)
+    r = run_kb("misses", str(demo), "--json")
+    j = json.loads(r.stdout)
+    assert len(j["problems"]) == 10 and j["problems_not_shown"] == 15
+    assert j["problems"][0] == f"{demo / 'kb-misses.txt'}:5: damaged line (a miss is: count, first seen, last seen, question): torn 0"
+    assert r.stderr.splitlines()[-1] == f"kb: and 15 more damaged lines in {demo / 'kb-misses.txt'}"
+    assert j["questions"] == 1

@@ -137,7 +137,7 @@ def test_a_hand_edited_line_holding_a_separator_is_one_line_at_its_own_number(tm
                    "    looked like: a\u2029b\r\nnot a miss\n", encoding="utf-8")
     entries, problems = load(log)
     assert [(e.question, e.count, e.looked_like) for e in entries] == [("first\x85half\u2028second half", 3, "a\u2029b")]
-    assert problems == [f"{log}:{HEADER.count(chr(10)) + 3}: not a miss (count, first seen, last seen, question): not a miss"]
+    assert problems == [f"{log}:{HEADER.count(chr(10)) + 3}: damaged line (a miss is: count, first seen, last seen, question): not a miss"]
 
 
 def test_a_line_the_reader_cannot_parse_is_kept_not_erased(tmp_path):
@@ -145,7 +145,7 @@ def test_a_line_the_reader_cannot_parse_is_kept_not_erased(tmp_path):
     log.write_text(HEADER + "2\t2026-09-01\t2026-09-02\tkept question\n    looked like: a, b\nhand-written note\n")
     entries, problems = load(log)
     assert [e.question for e in entries] == ["kept question"]
-    assert problems == [f"{log}:6: not a miss (count, first seen, last seen, question): hand-written note"]
+    assert problems == [f"{log}:6: damaged line (a miss is: count, first seen, last seen, question): hand-written note"]
     record(log, "new question", [], "2026-09-03")
     after = log.read_text()
     assert "hand-written note" in after and "2\t2026-09-01\t2026-09-02\tkept question" in after

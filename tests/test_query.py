@@ -57,3 +57,18 @@ def test_window_reads_further_down_the_same_ordering(demo):
     page = mem.ask("deploy rollback database producao", top=2, record_miss=False)
     wide = mem.ask("deploy rollback database producao", top=6, record_miss=False)
     assert [r.id for r in mem.window(page, 6)] == [r.id for r in wide.results]
+
+
+def test_the_keyword_ranking_is_what_answer_and_routed_say_it_is(demo):
+    # Both were annotated tuple[KeywordHit, ...] while holding a KeywordHits (built when read):
+    # a caller trusting the annotation (concatenating, isinstance tuple) would break.
+    import typing
+
+    from engine.answer import Answer
+    from engine.memory import Routed
+
+    answer = Memory(demo).ask("how much protein per meal", record_miss=False)
+    declared = typing.get_type_hints(Answer)["keyword"]
+    assert isinstance(answer.keyword, typing.get_origin(declared) or declared), (declared, type(answer.keyword))
+    assert typing.get_type_hints(Routed)["keyword"] == declared
+    assert answer.keyword and answer.keyword[0].id == answer.keyword_top

@@ -1,5 +1,6 @@
 """The caches' file format (engine/sealedfile.py): a name is found in a Keyed the same way by
-binary search (a one-shot's few lookups) and by the dict a long reader makes, and a blob is
+a scan of a short listing, by binary search (a one-shot's few lookups in a long one) and by
+the dict a long reader makes, and a blob is
 read only as its bytes were written; damage is found before a blob is used."""
 
 from __future__ import annotations
@@ -26,13 +27,17 @@ def _open(tmp_path, values: dict, items: list):
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 300, 3000])
-def test_every_name_is_found_by_binary_search_and_by_the_dict_alike(tmp_path, size, monkeypatch):
+def test_every_name_is_found_by_scan_binary_search_and_dict_alike(tmp_path, size, monkeypatch):
     rng = random.Random(size)
     letters = "abcé-/ zß1"
     names = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8))) for _ in range(size)}
     values = {n: [n, len(n)] for n in names}
-    asked = sorted(names | {"", "a", "zzzz", "é", "-", "ab", "\x00"} | {n + "x" for n in list(names)[:50]})
-    for dict_after in (10**9, 0):  # binary search every time; a dict from the first name
+    asked = sorted(names | {"", "a", "zzzz", "é", "-", "ab", "\x00", "a\nb", "\n"}
+                   | {n + "x" for n in list(names)[:50]} | {n[1:] for n in list(names)[:50]}
+                   | {f"{a}\n{b}" for a, b in zip(sorted(names)[:20], sorted(names)[1:21])})
+    # a scan of the listing every time; binary search every time; a dict from the first name
+    for scan_below, dict_after in ((10**9, 10**9), (-1, 10**9), (-1, 0)):
+        monkeypatch.setattr(sealedfile, "SCAN_BELOW", scan_below)
         monkeypatch.setattr(sealedfile, "DICT_AFTER", dict_after)
         _, k, _ = _open(tmp_path, values, [])
         assert list(k) == sorted(names) and len(k) == len(names)
@@ -59,3 +64,13 @@ def test_a_blob_whose_bytes_changed_is_damaged_not_decoded(tmp_path):
 def _open_damaged(path):
     (_, head, blob_head), regions = open_shaped(str(path), MAGIC, 1 << 30, 1, 3, 2)
     return path, Keyed(*head, regions[0]), Blobs(*blob_head, regions[1])
+
+
+def test_blobs_read_in_place_index_as_a_list_does(tmp_path):
+    items = [f"item {i}" * i for i in range(7)]
+    _, _, b = _open(tmp_path, {}, items)
+    assert len(b) == 7 and [marshal.loads(x) for x in b] == items  # iteration stops at the end
+    assert marshal.loads(b[-1]) == items[-1] and [marshal.loads(x) for x in b[2:5]] == items[2:5]
+    for past in (7, -8):
+        with pytest.raises(IndexError):
+            b[past]

@@ -136,3 +136,77 @@ def test_a_spelling_of_the_format_before_is_not_read_and_is_kept_anew(fleet):
     path.write_bytes(spelling_cache.MAGIC + zlib.crc32(body).to_bytes(4, "big") + body)
     assert _suggested(fleet, REFUSED) == expected
     assert path.read_bytes() == raw
+
+
+# -- one spelling for a fleet of many bases ------------------------------------------------
+
+
+def _fleet_file(fleet: Path) -> Path:
+    return fleet / ".kb" / spelling_cache.FLEET_CACHE_NAME
+
+
+def _speller_offers(fleet: Path, questions: list[list[str]]) -> list[list[str]]:
+    """What a fresh Memory's speller offers, and the same questions against every key of the
+    fleet at once (the suggester as it was): asserted equal."""
+    m = Memory(fleet)
+    catalogue = m.snapshot().catalogue
+    speller, keys = catalogue.speller(), catalogue.keys_as_written()
+    got = [speller.suggest(q) for q in questions]
+    assert got == [suggest(q, keys) for q in questions]
+    return got
+
+
+ASKED = [terms(REFUSED), ["rotatio", "schedul"], ["quorblin", "zyxwvu"], ["backupp"]]
+
+
+@pytest.fixture
+def many(fleet, monkeypatch) -> Path:
+    """The demo fleet, its three bases counted as many: one spelling for the fleet."""
+    monkeypatch.setattr(spelling_cache, "FLEET_FROM", 2)
+    return fleet
+
+
+def test_a_fleet_of_many_bases_keeps_one_spelling_and_the_next_process_reads_it(many, monkeypatch):
+    first = _speller_offers(many, ASKED)
+    assert "Database Backup!" in first[0] and "database backup" not in first[0]  # the first base's spelling
+    assert _fleet_file(many).is_file() and _spellings(many) == []  # one file, no part per base
+    stamp = _fleet_file(many).stat().st_mtime_ns
+
+    def not_prepared(keys):
+        raise AssertionError("a kept spelling was prepared again")
+
+    monkeypatch.setattr(spelling_cache, "spelling_of", not_prepared)
+    assert _speller_offers(many, ASKED) == first
+    assert _fleet_file(many).stat().st_mtime_ns == stamp
+
+
+def test_one_base_edited_makes_the_fleet_spelling_anew(many):
+    before = _speller_offers(many, ASKED)
+    assert before[2] == []
+    note = many / "zed" / "knowledge" / "rotations.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("key rotation schedule", "zyxwvut quorbling"),
+                    encoding="utf-8")
+    index_aged(many)
+    after = _speller_offers(many, ASKED)
+    assert "zyxwvut quorbling" in after[2] and "key rotation schedule" not in after[1]
+
+
+def test_one_base_deleted_makes_the_fleet_spelling_anew(many):
+    import shutil
+
+    assert "database backup" not in _speller_offers(many, ASKED)[0]  # steve's spelling first
+    shutil.rmtree(many / "steve")
+    after = _speller_offers(many, ASKED)
+    assert "database backup" in after[0] and "Database Backup!" not in after[0]  # zed's, now the only one
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "regions", "garbage", "a-directory"])
+def test_a_damaged_fleet_spelling_is_ignored_and_replaced(many, damage):
+    expected = _speller_offers(many, ASKED)
+    path = _fleet_file(many)
+    raw = damage_cache(path, damage)
+    assert _speller_offers(many, ASKED) == expected
+    if damage == "a-directory":
+        assert path.is_dir()
+    elif damage != "flipped":  # one flipped blob is found only if a question reads it
+        assert path.read_bytes() == raw  # prepared again and kept

@@ -197,3 +197,50 @@ def test_panes_hidden_under_the_tabs_are_painted_when_shown_not_on_every_key(tmp
             await settle(pilot)
             assert str(gate.content) != placeholder and "idf_unique" in screen_text(app)
     run(go())
+
+
+async def _down_enter_in_one_write(pilot) -> bool:
+    """Down and Enter posted with no pause between, as one terminal write delivers them:
+    whether the reader opened (the reading list's row) rather than the question asked again."""
+    from kbtui.reader import ReaderScreen
+
+    pilot.app.post_message(events.Key("down", None))
+    pilot.app.post_message(events.Key("enter", "\r"))
+    await settle(pilot)
+    await pilot.pause(0.1)
+    return isinstance(pilot.app.screen, ReaderScreen)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_down_then_enter_in_one_write_opens_the_row_down_moved_to(tmp_path, size):
+    # tmux `send-keys Down Enter`, or a fast typist: both keys arrive in one terminal write,
+    # before focus has moved. Enter belongs to the reading list, not to the question.
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            assert app.main.answer.results
+            assert await _down_enter_in_one_write(pilot)
+            assert "how much protein per meal" not in app.history.items
+    run(go())
+
+
+def test_down_then_enter_from_the_question_while_another_pane_is_shown_under_the_tabs(tmp_path):
+    # At 80x24 the keywords pane was the one shown: Down must show the reading list and focus
+    # it at once, though the list is displayed only on the next refresh.
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "how much protein per meal")
+            app.main.focus_pane("keywords")
+            await settle(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert _where(app) == ("question", "keywords")
+            assert await _down_enter_in_one_write(pilot)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert _where(app) == ("reading", "reading")
+    run(go())

@@ -17,7 +17,9 @@ from engine import Memory
 from kbtui.app import KbApp
 from kbtui.verdict_bar import VerdictBar
 from conftest import copy_demo
-from tui_support import make_app, ready
+import pytest
+
+from tui_support import make_app, ready, screen_text
 
 LAUNCHES = 200
 
@@ -42,6 +44,23 @@ def test_the_status_line_is_ready_with_the_index_figures_whether_built_or_found(
         assert "ready:" in status and "chunks" in status, status
         assert "indexing" not in status
     assert "indexed now" in built and "index up to date" in found
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_the_ready_line_is_shown_whole_at_80_and_100_columns(tmp_path, size):
+    # It was cut mid-sentence at 80 and at 100 columns ("... Ask a question: the answer").
+    fleet = copy_demo(tmp_path / "demo")
+
+    async def launch() -> tuple[str, str]:
+        app = make_app(fleet)
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            return app.main.ready_line(), screen_text(app)
+
+    for built_or_found in range(2):
+        line, screen = asyncio.run(launch())
+        assert "ready:" in line and "Enter records a miss" in line
+        assert line in screen, (line, screen.splitlines()[:5])
 
 
 def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):

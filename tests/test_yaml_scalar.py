@@ -35,6 +35,13 @@ YAML_SAYS = [
     ('"quoted"# no blank before it', "quoted"),  # PyYAML (mkdocs' reader) takes it so
     ('""', ""),
     ("plain title", "plain title"),
+    # A plain value ends where a comment starts, a blank then `#`, as MkDocs (PyYAML), Jekyll
+    # (Psych) and Obsidian read it: quote the value to keep the `#`.
+    ("Issue #42", "Issue"),
+    ("#42", ""),
+    ("Issue#42", "Issue#42"),
+    ("C# in a week", "C# in a week"),
+    ("'Issue #42'", "Issue #42"),
     ("textual.app", "textual.app"),
 ]
 
@@ -88,6 +95,8 @@ def test_any_text_written_quoted_either_way_reads_back(s):
     (r'title: "a \"quoted\" word"', 'a "quoted" word'),
     ("title: 'it''s'", "it's"),
     (r'title: "two\nlines\tand a tab"', "two lines and a tab"),  # a title is one line
+    ("title: Issue #42", "Issue"),  # a YAML comment, as the site that renders the note reads it
+    ('title: "Issue #42"', "Issue #42"),
 ])
 def test_both_readers_take_the_title_so(tmp_path, block, line, title):
     body = f"---\n{line}\ntags: [x]\n---\n\nNo heading here, so the front matter names the note.\n"

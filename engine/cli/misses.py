@@ -15,7 +15,7 @@ from ..check import check, summary
 from ..errors import KbError
 from ..fleet import discover
 from ..memory import Memory
-from ..misses import misses_path
+from ..misses import DAMAGED_SHOWN, misses_path
 from ..missjson import report_json_line
 from ..missreview import REVIEW_AT_MOST, review_misses
 from ..render import json_line, printable
@@ -72,9 +72,6 @@ def cmd_misses(args) -> int:
             snap = mem.snapshot()
             print(render_misses(report, entries=snap.catalogue.n, agents=len(mem.bases), aliases=len(snap.aliases)))
     return 0
-
-
-DAMAGED_SHOWN = 10  # unreadable log lines printed one by one; the rest are counted
 
 
 def damaged_lines(report) -> list[str]:
