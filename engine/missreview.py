@@ -360,57 +360,23 @@ class _FileKeys:
     by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
     all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
     fewest_joined_grams: int  # the fewest such trigrams one key has
-    near: dict = field(default_factory=dict, compare=False)  # word -> _WordNear
+    near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
     best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
-
-    def word_near(self, word: str) -> "_WordNear":
-        """What one question word is spelled like here, measured once per word and file (a
-        long log says the same words thousands of times, in thousands of spans)."""
-        got = self.near.get(word)
-        if got is None:
-            terms_of = self.terms
-            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
-            # A key none of whose words shares a trigram with `word` has a best Dice of 0.0
-            # with it: the keys reached are every key whose best is above 0.
-            best = {o: _best_word(word, terms_of[o]) for o in sorted(reached)}
-            grams = trigrams(word) if len(word) >= 3 else frozenset()  # a shorter word is in no gram of a run
-            got = _WordNear(tuple(o for o, d in best.items() if d >= SUGGEST_MIN_DICE), best,
-                            max(best.values(), default=0.0), len(grams), len(grams & self.all_joined_grams))
-            _keep(self.near, word, got)
-        return got
 
     def near_word(self, word: str) -> tuple[int, ...]:
         """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
-        return self.word_near(word).orders
+        got = self.near.get(word)
+        if got is None:
+            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
+            got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
+            _keep(self.near, word, got)
+        return got
 
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
         """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
         false for most spans: no key shares more grams with it than all the keys together, so
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
-
-    def run_may_reach(self, span: tuple[str, ...], per_word: list[_WordNear], text: str) -> bool:
-        """joined_may_reach for a span run together (`text`), from its words' measures first.
-        A trigram of the run lies inside one word of three characters or more (counted in
-        that word's measure) or straddles a join (it starts one or two characters before
-        one: a few slices, looked up here), so the run shares at most their sum with all the
-        keys; it has at least its longest word's trigrams; and a key shares at most its own
-        trigrams with it, so no key's Dice can pass 2x / (run + max(x, smallest key)). When
-        that falls short of the floor, the run's own trigrams (new for most spans: each
-        question brings its own word) are never made."""
-        if len(text) >= 3:
-            shared = sum([wn.joined_grams for wn in per_word])
-            if len(span) > 1:
-                every, last, at = self.all_joined_grams, len(text) - 3, 0
-                starts = set()
-                for w in span[:-1]:
-                    at += len(w)
-                    starts.update((at - 2, at - 1))
-                shared += sum([text[p:p + 3] in every for p in starts if 0 <= p <= last])
-            fewest = max(max([wn.grams for wn in per_word]), 1)
-            if 2.0 * shared / (fewest + max(shared, self.fewest_joined_grams)) < SUGGEST_MIN_DICE:
-                return False
-        return self.joined_may_reach(trigrams(text))
 
     def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
@@ -422,36 +388,17 @@ class _FileKeys:
         (`near_word`), or near it run together, found by counting the trigrams each key run
         together shares with it; that count is the size of their intersection, so it is the
         Dice numerator the measure below uses (a span's first measure is most of a long
-        log's spans: each question brings its own word, so this runs once per span and file).
-        A key's mean over the span's words is read from each word's measures (`word_near`),
-        and when even the words' best measures cannot make a mean reach the floor, only the
-        keys near the span run together can be proposed: the words' keys are not measured."""
+        log's spans: each question brings its own word, so this runs once per span and file)."""
         got = self.best.get(span, _UNKNOWN)
         if got is not _UNKNOWN:
             return got
         got = None
-        per_word = [self.word_near(w) for w in span]
-        n_words = len(span)
-        # The bound is the sum of maxima, each mean's terms at most their word's maximum (the
-        # slack covers the rounding of two sums of the same few floats in another grouping).
-        by_words = sum([wn.top for wn in per_word]) / n_words >= SUGGEST_MIN_DICE - 1e-9
-        orders: set[int] = set()
-        if by_words:
-            for wn in per_word:
-                orders.update(wn.orders)
-        if not self.run_may_reach(span, per_word, text):
-            # No key run together reaches the floor: a key's similarity is its mean, when
-            # that reaches the floor (the larger of the two), and it is not proposed otherwise.
-            for order in sorted(orders):
-                if span != self.terms[order]:
-                    each = sum([wn.best.get(order, 0.0) for wn in per_word]) / n_words
-                    if each >= SUGGEST_MIN_DICE and (got is None or each > got[0]):
-                        got = (each, order)
-            _keep(self.best, span, got)
-            return got
         sj = trigrams(text)
         n_sj = len(sj)
         joined_of = self.joined
+        orders: set[int] = set()
+        for w in span:
+            orders.update(self.near_word(w))
         shared: dict[int, int] | None = None
         if self.joined_may_reach(sj):
             shared = {}
@@ -465,12 +412,11 @@ class _FileKeys:
             if span == kt:
                 continue  # a word aliased to itself adds nothing
             # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
-            # or each question word against its best key word (0.0 for a key it shares no
-            # trigram with: what `_best_word` measures, in the same sum).
+            # or each question word against its best key word.
             kj = joined_of[order]
             common = shared.get(order, 0) if shared is not None else len(sj & kj)
             joined = 2.0 * common / (n_sj + len(kj))
-            each = sum([wn.best.get(order, 0.0) for wn in per_word]) / n_words
+            each = sum([_best_word(w, kt) for w in span]) / len(span)
             sim = max(joined, each)
             if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
                 got = (sim, order)
@@ -484,22 +430,10 @@ class _FileKeys:
         for w in span_words:
             got = near.get(w)
             if got is None:
-                got = self.word_near(w)
-            if got.orders:
+                got = self.near_word(w)
+            if got:
                 return True
         return False
-
-
-@dataclass(frozen=True)
-class _WordNear:
-    """One question word against one file's keys: the keys spelled near it (Dice at the floor
-    or over, in key order), every key's best Dice with it where above 0, and the largest."""
-
-    orders: tuple[int, ...]
-    best: dict  # key order -> the best Dice of `word` against that key's words
-    top: float
-    grams: int  # its trigrams (0 under three characters)
-    joined_grams: int  # how many of them some key run together carries
 
 
 def _keep(memory: dict, what, found) -> None:
@@ -541,6 +475,7 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         return None
     span_text = ["".join(span) for span in spans]
     span_words = list(dict.fromkeys(w for span in spans for w in span))
+    span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
     best = None  # (similarity, span length, -key order) and the pieces
     for f in files:
         if not f.keys:
@@ -549,8 +484,9 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
         if not prepared.any_word_near(span_words):
-            word_near = prepared.word_near
-            if not any(prepared.run_may_reach(span, [word_near(w) for w in span], text) for span, text in zip(spans, span_text)):
+            if span_grams is None:
+                span_grams = [trigrams(t) for t in span_text]
+            if not any(map(prepared.joined_may_reach, span_grams)):
                 continue
         # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
         # ranked by similarity, then span length, then key order; among equals the earliest span.
