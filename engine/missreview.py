@@ -222,11 +222,11 @@ def reviewing(memory, questions: list[str]) -> Iterator:
         # call each as they are met (the text leg and the coverage rule read the stems). The
         # questions are split as one text (the same words: a space separates them anyway).
         stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(q))[0] for q in questions]))))
-        _review.texts, _review.near_files = {}, {}
+        _review.texts, _review.near_files, _review.answers = {}, {}, {}
         try:
             yield snap
         finally:
-            _review.texts = _review.near_files = None
+            _review.texts = _review.near_files = _review.answers = None
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
@@ -235,7 +235,7 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
     pool = max(near, NEAR_DEFAULT)
     # Asked as `ask(q, record_miss=False, top=0, classify=False)` answers it, cut to what is read
     # here: no classifier (a model call per entry would cost seconds), no owner, no page.
-    answer = memory.reask(q, text_top=pool)
+    answer = memory.reask(q, text_top=pool, texts=getattr(_review, "answers", None))
     q = answer.question  # what is proposed and proved is the part a route reads, never past it
     snap = memory.snapshot()
     n = snap.catalogue.n
@@ -291,7 +291,7 @@ def _terms_of(matched: str) -> tuple[str, ...]:
 
 
 _BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_review = threading.local()  # a review's own memory, for its thread: a file's words, its NearFiles
+_review = threading.local()  # a review's own memory, for its thread: a file's words, its NearFiles, text answers
 
 
 def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:

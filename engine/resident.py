@@ -316,11 +316,8 @@ class ResidentText:
         None when FTS5 must answer (a term it would read as a phrase)."""
         if not terms:
             return ([], [], []), []
-        token_of = self._token_of
-        if any(token_of.get(t) is None for t in terms):  # a word not seen yet, or a phrase
-            self._learn_tokens(terms)
-            if any(token_of[t] is None for t in terms):
-                return None  # a phrase or nothing to FTS5: its own answer
+        if not self._all_tokens(terms):
+            return None  # a phrase or nothing to FTS5: its own answer
         with self._lock:
             postings, rowids, norm, n_rows, paths = self.postings, self.rowids, self.norm, self.n_rows, self._paths
             parts, pairs, rowid_list, layout = self._parts, self._pairs, self._rowid_list, self._layout
@@ -335,6 +332,28 @@ class ResidentText:
         if hit.size == 0:
             return ([], [], []), sent
         return layout.ranked(rowids, hit, scores, limit), sent
+
+    def _all_tokens(self, terms: list[str]) -> bool:
+        """Whether the tokenizer keeps every term as itself (else FTS5 reads it as a phrase)."""
+        token_of = self._token_of
+        if any(token_of.get(t) is None for t in terms):  # a word not seen yet, or a phrase
+            self._learn_tokens(terms)
+            return not any(token_of[t] is None for t in terms)
+        return True
+
+    def held_stems(self, stems: list[str]) -> tuple[str, ...] | None:
+        """The stems `matches` ranks by: those sent that a chunk holds, in their order (a stem
+        no chunk holds adds to no score), so two questions with the same held stems get the
+        same matches. None when FTS5 answers instead (a stem it reads as a phrase)."""
+        token_of = self._token_of
+        for t in stems:  # plain loops, as _holds_none: asked per base of every question
+            if token_of.get(t) is None:
+                if not self._all_tokens(stems):
+                    return None
+                break
+        with self._lock:
+            postings, n_rows = self.postings, self.n_rows
+        return tuple([t for t in self._sent(stems, postings, n_rows) if t in postings])
 
     def _sent(self, terms, postings, n_rows) -> list[str]:
         # Pruning as fts5search._send: above the threshold, a term in more than a quarter of the
