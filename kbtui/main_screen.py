@@ -180,6 +180,46 @@ class MainScreen(Screen):
     def action_focus_question(self) -> None:
         self.query_one("#question", Input).focus()
 
+    def on_key(self, event: events.Key) -> None:
+        # "type to ask" holds on every pane: a printable key that no binding where focus is
+        # claims starts a new question (the question box stops its own keys before this).
+        # Space is the panes' key and begins no question, so it is left to their bindings.
+        if not event.is_printable:
+            return
+        if not self._in_question() and (event.key == "space" or event.key in self.active_bindings):
+            return
+        self._typed_on_pane(event, event.character or "")
+
+    def on_paste(self, event: events.Paste) -> None:
+        # A paste on a pane asks what was pasted, as a key there does (its first line, as the
+        # question box itself keeps of a paste).
+        lines = event.text.splitlines()
+        if lines:
+            self._typed_on_pane(event, lines[0])
+
+    def _in_question(self) -> bool:
+        return self.focused is self.query_one("#question", Input)
+
+    def _typed_on_pane(self, event: events.Event, text: str) -> None:
+        event.stop()
+        event.prevent_default()
+        box = self.query_one("#question", Input)
+        if self._in_question():
+            # Sent to the pane in the same write as the key that moved focus here (the app
+            # routes a write's keys before the first is handled): the question's next letters.
+            box.insert_text_at_cursor(text)
+        else:
+            self.start_question(text)
+
+    def start_question(self, text: str) -> None:
+        """A new question typed from a pane: the one it replaces goes into the history (Up
+        brings it back). Focus moves now, so the keys sent after this one land in the box."""
+        box = self.query_one("#question", Input)
+        self.app.history.add(box.value)
+        box.value = text
+        box.cursor_position = len(text)
+        self.set_focus(box)
+
     def action_clear_question(self) -> None:
         q = self.query_one("#question", Input)
         q.value = ""
