@@ -360,24 +360,27 @@ class MainScreen(Screen):
 
     def _show_empty(self) -> None:
         self.answer = None
-        self.query_one(VerdictBar).show_waiting(self.ready_line())
+        self.query_one(VerdictBar).show_waiting(*self.ready_lines())
         for pane in self.panes():
             pane.clear()
             pane.forget()
 
     # -- the fleet ---------------------------------------------------------------
 
-    def ready_line(self) -> str:
-        """The status line once the index is current, with its figures (built or found)."""
+    def ready_lines(self) -> tuple[str, ...]:
+        """The status line once the index is current, with its figures (built or found),
+        longest first: the bar shows the first that fits its width."""
         loaded = self.app.loaded
         if loaded is None:
-            return "indexing the fleet…"
+            return ("indexing the fleet…",)
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        # Short enough for the one-line bar (73 cells after its badge at 80 columns): whole at
-        # 100 columns for any fleet, and at 80 when the index is found (to 999,999 chunks). The
-        # old longer hint was cut mid-sentence at both.
-        return f"ready: {loaded.chunks} chunks, {how}; type to ask, Enter records a miss"
+        # Whole at 100 columns for any fleet, and at 80 (73 cells after the badge) for the demo
+        # and a found index. A first build with five-digit figures (60,000 chunks, 5,230
+        # notes) drops the hint's tail rather than cutting it: the figures stay exact, and a
+        # miss's own reply says that Enter records it.
+        head = f"ready: {loaded.chunks} chunks, {how}; type to ask"
+        return (head + ", Enter records a miss", head)
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True
