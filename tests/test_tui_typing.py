@@ -57,16 +57,26 @@ def test_after_escape_from_the_reader_typing_asks_a_new_question(tmp_path, size)
     run(go())
 
 
-def test_keys_sent_in_one_write_after_the_list_all_land_in_the_question(tmp_path):
+def _keys(app) -> None:
+    # A fast typist (or tmux send-keys): every key is queued before the first is handled.
+    for ch in NEXT:
+        app.post_message(events.Key("space" if ch == " " else ch, ch))
+
+
+def _paste(app) -> None:
+    app.post_message(events.Paste(NEXT + "\nsecond line"))  # its first line, as the box keeps
+
+
+@pytest.mark.parametrize("send", [_keys, _paste], ids=["keys-in-one-write", "paste"])
+def test_what_is_sent_to_the_list_in_one_go_all_lands_in_the_question(tmp_path, send):
     async def go():
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(80, 24)) as pilot:
             await _back_from_the_reader(pilot, app)
-            # A fast typist (or tmux send-keys): every key queued before the first is handled.
-            for ch in NEXT:
-                app.post_message(events.Key("space" if ch == " " else ch, ch))
+            send(app)
             await settle(pilot)
-            assert app.main.query_one("#question").value == NEXT
+            box = app.main.query_one("#question")
+            assert app.focused is box and box.value == NEXT
             assert app.main.answer.question == NEXT
     run(go())
 
@@ -105,17 +115,4 @@ def test_a_letter_on_the_keyword_pane_asks_and_leaves_its_sums_alone(tmp_path):
             assert app.focused is box and box.value == "a"
             assert app.main.answer.question == "a"
             assert terms.display
-    run(go())
-
-
-def test_a_paste_on_a_pane_asks_the_pasted_line(tmp_path):
-    async def go():
-        app = make_app(copy_demo(tmp_path / "demo"))
-        async with app.run_test(size=(80, 24)) as pilot:
-            await _back_from_the_reader(pilot, app)
-            app.post_message(events.Paste(NEXT + "\nsecond line"))
-            await settle(pilot)
-            box = app.main.query_one("#question")
-            assert app.focused is box and box.value == NEXT
-            assert app.main.answer.question == NEXT
     run(go())
