@@ -78,10 +78,11 @@ class KeywordPane(Pane):
 
     NAME, TITLE, FOCUS, GRID_SLOT = "keywords", "Keywords", "#keyword-table", 0
     HELP = "the keyword ranking and its arithmetic"
-    # `a` says what it will do: two bindings on one key, the one that applies is shown.
+    # Space says what it will do: two bindings on one key, the one that applies is shown.
+    # Not a letter: a letter typed on a pane starts a question (main_screen.on_key).
     BINDINGS = [
-        Binding("a", "hide_arithmetic", "Hide sums", id="keywords.hide_arithmetic"),
-        Binding("a", "show_arithmetic", "Show sums", id="keywords.show_arithmetic"),
+        Binding("space", "hide_arithmetic", "Hide sums", id="keywords.hide_arithmetic"),
+        Binding("space", "show_arithmetic", "Show sums", id="keywords.show_arithmetic"),
     ]
     DEFAULT_CSS = """
     KeywordPane #keyword-table { height: 1fr; }

@@ -180,6 +180,46 @@ class MainScreen(Screen):
     def action_focus_question(self) -> None:
         self.query_one("#question", Input).focus()
 
+    def on_key(self, event: events.Key) -> None:
+        # "type to ask" holds on every pane: a printable key that no binding where focus is
+        # claims starts a new question (the question box stops its own keys before this).
+        # Space is the panes' key and begins no question, so it is left to their bindings.
+        if not event.is_printable:
+            return
+        if not self._in_question() and (event.key == "space" or event.key in self.active_bindings):
+            return
+        self._typed_on_pane(event, event.character or "")
+
+    def on_paste(self, event: events.Paste) -> None:
+        # A paste on a pane asks what was pasted, as a key there does (its first line, as the
+        # question box itself keeps of a paste).
+        lines = event.text.splitlines()
+        if lines:
+            self._typed_on_pane(event, lines[0])
+
+    def _in_question(self) -> bool:
+        return self.focused is self.query_one("#question", Input)
+
+    def _typed_on_pane(self, event: events.Event, text: str) -> None:
+        event.stop()
+        event.prevent_default()
+        box = self.query_one("#question", Input)
+        if self._in_question():
+            # Sent to the pane in the same write as the key that moved focus here (the app
+            # routes a write's keys before the first is handled): the question's next letters.
+            box.insert_text_at_cursor(text)
+        else:
+            self.start_question(text)
+
+    def start_question(self, text: str) -> None:
+        """A new question typed from a pane: the one it replaces goes into the history (Up
+        brings it back). Focus moves now, so the keys sent after this one land in the box."""
+        box = self.query_one("#question", Input)
+        self.app.history.add(box.value)
+        box.value = text
+        box.cursor_position = len(text)
+        self.set_focus(box)
+
     def action_clear_question(self) -> None:
         q = self.query_one("#question", Input)
         q.value = ""
@@ -320,24 +360,27 @@ class MainScreen(Screen):
 
     def _show_empty(self) -> None:
         self.answer = None
-        self.query_one(VerdictBar).show_waiting(self.ready_line())
+        self.query_one(VerdictBar).show_waiting(*self.ready_lines())
         for pane in self.panes():
             pane.clear()
             pane.forget()
 
     # -- the fleet ---------------------------------------------------------------
 
-    def ready_line(self) -> str:
-        """The status line once the index is current, with its figures (built or found)."""
+    def ready_lines(self) -> tuple[str, ...]:
+        """The status line once the index is current, with its figures (built or found),
+        longest first: the bar shows the first that fits its width."""
         loaded = self.app.loaded
         if loaded is None:
-            return "indexing the fleet…"
+            return ("indexing the fleet…",)
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        # Short enough for the one-line bar (73 cells after its badge at 80 columns): whole at
-        # 100 columns for any fleet, and at 80 when the index is found (to 999,999 chunks). The
-        # old longer hint was cut mid-sentence at both.
-        return f"ready: {loaded.chunks} chunks, {how}; type to ask, Enter records a miss"
+        # Whole at 100 columns for any fleet, and at 80 (73 cells after the badge) for the demo
+        # and a found index. A first build with five-digit figures (60,000 chunks, 5,230
+        # notes) drops the hint's tail rather than cutting it: the figures stay exact, and a
+        # miss's own reply says that Enter records it.
+        head = f"ready: {loaded.chunks} chunks, {how}; type to ask"
+        return (head + ", Enter records a miss", head)
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

@@ -89,7 +89,8 @@ def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
 class ReadingPane(Pane):
     NAME, TITLE, FOCUS, GRID_SLOT = "reading", "Reading list", "#reading-list", 1
     HELP = "the fused reading list"
-    BINDINGS = [Binding("w", "why", "Why", id="reading.why")]
+    # Space, not a letter: a letter typed on the list starts a question (main_screen.on_key).
+    BINDINGS = [Binding("space", "why", "Why", id="reading.why")]
     DEFAULT_CSS = """
     ReadingPane #suggestions { height: auto; padding: 0 1 1 1; }
     ReadingPane #suggestions.-hidden { display: none; }

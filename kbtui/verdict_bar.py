@@ -8,6 +8,7 @@ NOTHING dim.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 from .clean import one_line
@@ -76,7 +77,12 @@ def error_text(message: str) -> Text:
 class VerdictBar(Static):
     """One line under the question; its class (-hit/-guess/-nothing) tints the border."""
 
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._waiting: tuple[str, ...] = ()  # a waiting line and its shorter forms, longest first
+
     def show_answer(self, answer, *, show_timing: bool = True) -> None:
+        self._waiting = ()
         self.set_class(answer.verdict == "hit", "-hit")
         self.set_class(answer.verdict == "guess", "-guess")
         self.set_class(answer.verdict == "nothing", "-nothing")
@@ -88,11 +94,26 @@ class VerdictBar(Static):
         content = self.content
         return getattr(content, "plain", str(content))
 
-    def show_waiting(self, message: str) -> None:
+    def show_waiting(self, message: str, *shorter: str) -> None:
+        """`message`, or the first of `shorter` that fits the bar when it does not (chosen
+        again on a resize): a shorter sentence rather than one cut mid-word."""
         self.remove_class("-hit", "-guess", "-nothing")
-        self.update(waiting_text(message))
+        self._waiting = (message, *shorter)
+        self._show_fitting()
+
+    def _show_fitting(self) -> None:
+        width = self.content_size.width  # 0 before the first layout: the resize re-fits
+        texts = [waiting_text(m) for m in self._waiting]
+        fits = next((t for t in texts if width <= 0 or t.cell_len <= width), texts[-1])
+        if fits.plain != self.content_plain():
+            self.update(fits, layout=False)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._waiting:
+            self._show_fitting()
 
     def show_error(self, message: str) -> None:
+        self._waiting = ()
         self.remove_class("-hit", "-guess")
         self.add_class("-nothing")
         self.update(error_text(message))

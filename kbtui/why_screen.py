@@ -45,7 +45,7 @@ def why_text(r) -> Text:
 
 
 class WhyScreen(ModalScreen):
-    BINDINGS = [Binding("escape,w", "app.pop_screen", "Back", id="why.back")]
+    BINDINGS = [Binding("escape,space", "app.pop_screen", "Back", id="why.back")]
     DEFAULT_CSS = """
     WhyScreen { align: center middle; }
     WhyScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 90%;

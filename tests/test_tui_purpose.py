@@ -9,7 +9,7 @@ from engine.purpose.weights import PURPOSE_NAMES
 from tui_support import ask, make_app, ready, screen_text, settle
 
 
-def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
+def test_f7_orders_the_reading_list_for_a_purpose_and_space_shows_the_sum(tmp_path):
     async def go():
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -25,7 +25,7 @@ def test_f7_orders_the_reading_list_for_a_purpose_and_w_shows_the_sum(tmp_path):
             assert a.verdict == plain.verdict and a.agent.name == plain.agent.name  # never the owner
             assert "purpose: documents" in str(app.main.query_one("#pane-reading").border_title)
             app.main.query_one("#reading-list").focus()
-            await pilot.press("w")
+            await pilot.press("space")
             await settle(pilot)
             text = screen_text(app)
             first = a.results[0]

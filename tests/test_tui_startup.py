@@ -55,12 +55,35 @@ def test_the_ready_line_is_shown_whole_at_80_and_100_columns(tmp_path, size):
         app = make_app(fleet)
         async with app.run_test(size=size) as pilot:
             await ready(pilot)
-            return app.main.ready_line(), screen_text(app)
+            return app.main.ready_lines()[0], screen_text(app)
 
     for built_or_found in range(2):
         line, screen = asyncio.run(launch())
         assert "ready:" in line and "Enter records a miss" in line
         assert line in screen, (line, screen.splitlines()[:5])
+
+
+def test_a_first_build_with_five_digit_figures_keeps_type_to_ask_at_80_columns(tmp_path):
+    # A first build of the 60,000-chunk haystack (5,230 notes) read "... type to ask, Enter
+    # records a m…" at 80 columns. The figures are the load's own message, given the sizes of
+    # a big first build; the bar drops the hint's tail before it cuts anything.
+    from kbtui.messages import FleetLoaded
+
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            big = FleetLoaded(entries=11, agents=3, chunks=60000, reindexed=12345)
+            app.loaded = big
+            await pilot.press("x", "ctrl+l")  # an emptied question shows the ready line again
+            await pilot.pause()
+            status = _status(app)
+            assert "ready: 60000 chunks, 12345 notes indexed now; type to ask" in status, status
+            assert not status.endswith("…") and status in screen_text(app), status
+            await pilot.resize_terminal(100, 30)  # room again: the whole line comes back
+            await pilot.pause()
+            assert _status(app).endswith("type to ask, Enter records a miss"), _status(app)
+    asyncio.run(go())
 
 
 def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
