@@ -198,11 +198,16 @@ class Region:
     def path(self) -> str:
         return self._source.path
 
-    def value(self):
-        """The region's bytes as one marshal value, checked against the region's CRC."""
+    def raw(self) -> bytes:
+        """The region's bytes, checked against the region's CRC."""
         raw = self._source.read(self._at, self.length)
         if zlib.crc32(raw) != self._crc:
             raise Damaged(f"{self.path}: damaged (checksum)")
+        return raw
+
+    def value(self):
+        """The region's bytes as one marshal value, checked against the region's CRC."""
+        raw = self.raw()
         try:
             return marshal.loads(raw)
         except (ValueError, EOFError, TypeError) as e:
