@@ -367,7 +367,9 @@ class _Reread:
         self._index, self._key, self._path = weakref.ref(index), key, path
         self._pack = pack  # the fleet file it was read from: dropped, and made again from the bases'
         self._fresh: Opening | None = None
-        self._lock = threading.Lock()
+
+    # One lock for every base's: a reread is rare, and 2,000 bases made 2,000 locks per process.
+    _lock = threading.Lock()
 
     def __call__(self) -> Opening:
         with self._lock:

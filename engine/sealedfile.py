@@ -26,6 +26,7 @@ import marshal
 import os
 import stat
 import struct
+import sys
 import threading
 import zlib
 from array import array
@@ -385,6 +386,5 @@ def is_blobs(v, region) -> bool:
 def _ends_fit(ends: bytes, region) -> bool:
     if not isinstance(region, Region):
         return False
-    last = array("Q")
-    last.frombytes(ends[-8:])
-    return (last[0] if ends else 0) == region.length
+    # The last end, as array("Q") wrote it (native order): no array made per table checked.
+    return (int.from_bytes(ends[-8:], sys.byteorder) if ends else 0) == region.length
