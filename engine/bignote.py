@@ -213,6 +213,7 @@ class _Head:
         self.setext: dict[int, tuple[int, str]] = {}  # every underlined heading: line -> (level, text)
         self.title: tuple[str, int] | None = None  # the first level-one heading
         self.first_heading: tuple[str, int] | None = None
+        self.prose_at: int | None = None  # the first non-blank line that is no heading
         self.under: dict[int, tuple[int, tuple[str, ...]] | None] = {}  # heading line -> label under it
         self.waiting: list[int] = []  # headings whose next non-blank line is not yet seen
         self.long_nonblank = False
@@ -249,6 +250,8 @@ class _Head:
 
     def _structure(self, i: int, text: str, first: bool, last: bool) -> None:
         """Fences and headings (`#` and underlined), below the front matter."""
+        if self.prose_at is None and text.strip() and not (first and last and _HEADING.match(text)):
+            self.prose_at = i  # an underlined heading's text counts here, and opens the note
         if not (first and last):  # a long line: prose, but it may end a heading's wait
             self.plain = None
             self.long_nonblank = self.long_nonblank or bool(text.strip())
@@ -281,8 +284,8 @@ class _Head:
         if level == 1:
             self.title = (text, i)
             self.waiting.append(i)
-        elif self.first_heading is None:
-            self.first_heading = (text, i)
+        elif self.first_heading is None and (self.prose_at is None or self.prose_at >= i):
+            self.first_heading = (text, i)  # only a heading that opens the note (parse_note)
             self.waiting.append(i)
 
     def _facts(self, i: int, text: str) -> None:

@@ -155,6 +155,10 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
 
 def _no_identity(answer: "Answer") -> str | None:
     """The line printed instead of an identity, or None when one is handed over."""
+    if answer.indexed.entries == 0:
+        # A plain folder's first run: "no ruler" would be true, but it names no way forward.
+        return ("VESTA: no agent is handed over: no note here has a Search for: line yet, so no agent can be "
+                "said to own a message (kb label PATH proposes labels).")
     if answer.indexed.entries < MIN_ENTRIES_TO_ROUTE:
         return (f"VESTA: no agent is handed over: the fleet has {answer.indexed.entries} "
                 f"entr{'y' if answer.indexed.entries == 1 else 'ies'}, below {MIN_ENTRIES_TO_ROUTE}, and one note "

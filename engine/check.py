@@ -9,8 +9,8 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
   E01  error    broken relative link: a markdown link or [[wiki link]] that points at
                 nothing on disk (links under templates/ are placeholders and are exempt;
                 links inside code are examples and are not read)
-  E02  error    a note no question can reach: it has no `Search for:` line, so the
-                catalogue builds no entry for it and it scores zero on every question
+  E02  error    a note no question can make a HIT: it has no `Search for:` line, so the
+                catalogue builds no entry for it (the text search still finds it)
   E03  error    a `Search for:` line that is not directly under the title: the catalogue
                 reads the label only there, so this note is unreachable too
   E04  error    a `Search for:` line with no keys on it
@@ -189,8 +189,8 @@ def _label(r: _Read) -> list[Finding]:
 
     if n.label_line is None:
         add("E02", ERROR, n.title_line or 1,
-            "no `Search for:` line, so no question can reach this note: put one directly under the title, "
-            "with the phrases somebody types when they need it")
+            "no `Search for:` line: the text search reaches this note, but no question can make it a HIT: "
+            "put one directly under the title, with the phrases somebody types when they need it")
         return out
     if not n.label_under_title:
         under = f" (line {n.title_line})" if n.title_line else " (the note has no title)"

@@ -231,7 +231,10 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
             fleet_root_flags.append(False)
         else:
             found = _child_bases(p)
-            if found:
+            if found and not (p / "fleet.txt").is_file() and _notes_outside(p, found):
+                found = [p]  # a vault whose folder holds an index.md: a note there, not an agent
+                fleet_root_flags.append(False)
+            elif found:
                 fleet_root_flags.append(True)
             elif _has_markdown(p) or _has_markdown_below(p):
                 found = [(p, False)]  # a plain folder of notes
@@ -280,6 +283,25 @@ def _one_per_real_directory(found: list[tuple[Path, bool]]) -> tuple[list[Path],
         if candidates[i] != candidates[k]  # the same path given twice is no link to report
     )
     return kept, duplicates
+
+
+def _notes_outside(root: Path, bases: list[Path]) -> bool:
+    """Would reading `root` as a fleet of these bases leave notes unread? A note at its top
+    (a README.md aside: a fleet's repository has one) or a folder of notes that is no base.
+    Such a folder without fleet.txt is a person's vault, one base, and an index.md inside it
+    is one more note; a fleet.txt says the subfolders are agents whatever else is there."""
+    try:
+        with os.scandir(root) as listing:
+            entries = [e for e in listing if not e.name.startswith(".")]
+    except OSError:
+        return False
+    kept = {b.name for b in bases}
+    for e in entries:
+        if e.name.endswith(".md") and e.name.lower() != "readme.md" and e.is_file():
+            return True
+        if e.name not in kept and _is_dir_entry(e) and _has_markdown_below(Path(e.path)):
+            return True
+    return False
 
 
 def _has_markdown_below(path: Path, limit: int = 2000) -> bool:

@@ -30,6 +30,7 @@ MAX_VARIANTS = 8  # beside them, a name's singular or asked form ("add dependenc
 MAX_HEADINGS = 6
 MAX_PHRASES = 4
 MAX_WORDS = 6
+NOTHING_TO_PROPOSE = "nothing to propose"  # a refusal reason, and the line kb label prints for it
 MAX_PURPOSE_CHARS = 160
 # A proposed key is a phrase a person types: the longest title in the four label corpora is 11
 # words, the longest hand-written key in the demo 12. Past either cap a "key" (a paragraph set
@@ -625,7 +626,7 @@ def propose(
     elif note.label_line is not None and not note.label_under_title:
         can_write, why_not = False, f"a Search for: line stands at line {note.label_line}, not under the title: move it first"
     if not keys:
-        can_write, why_not = False, why_not or "nothing to propose"
+        can_write, why_not = False, why_not or NOTHING_TO_PROPOSE
     return Proposal(relpath, note.title, reason, tuple(existing), tuple(keys), purpose, digest(data),
                     can_write, why_not)
 

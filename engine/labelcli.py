@@ -20,7 +20,7 @@ from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
 from .fleet import copy_notes, discover
-from .label import apply, digest, fleet_stats, propose
+from .label import NOTHING_TO_PROPOSE, apply, digest, fleet_stats, propose
 from .memory import Memory
 from .misses import misses_path, read_log
 from .mapfiles import is_map_file
@@ -299,7 +299,8 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
         p = np.proposal
         lines += ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]
         if not p.keys:
-            lines.append(f"    nothing to propose{': ' + p.why_not if p.why_not else ''}")
+            why = "" if p.why_not in ("", NOTHING_TO_PROPOSE) else ": " + p.why_not
+            lines.append(f"    {NOTHING_TO_PROPOSE}{why}")
             continue
         lines.append(f"    {printable(p.label_line)}")
         if p.purpose_line:

@@ -19,7 +19,6 @@ reader adds up the entries of one question. The next rewrite merges them.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import re
 import stat
@@ -29,6 +28,7 @@ from pathlib import Path
 from .atomic import append_once, write_atomic
 from .clean import log_line
 from .fleet import MISSES_FILE
+from .gitignore import ensure_ignored
 from .nofollow import open_lock, refuse_links
 from .textfile import read_regular_text, read_text, text_lines
 
@@ -227,103 +227,6 @@ def _size(path: Path) -> int:
         return os.stat(path).st_size
     except FileNotFoundError:
         return 0
-
-
-def ensure_ignored(path: Path) -> None:
-    """Inside a git work tree, make sure the log, its lock and the indexes (`.kb/`) are ignored.
-
-    A name already covered by a bare pattern in any .gitignore between here and the work
-    tree's root (or in the exclude file) is left alone; otherwise it is added to the work
-    tree's `.git/info/exclude`, which is git's own place for local ignores: no tracked file
-    changes, and nothing appears in `git status`. Best effort: an exclude file that cannot be
-    written (or is a symbolic link, never followed) is no reason to lose the miss.
-    """
-    d = path.parent.resolve()
-    chain = []
-    for parent in (d, *d.parents):
-        chain.append(parent)
-        if (parent / ".git").exists():
-            break
-    else:
-        return
-    top = chain[-1]
-    exclude = _exclude_file(top / ".git")
-    if exclude is None:
-        return
-    wanted = [path.name, "." + path.name + ".lock"]
-    sources = [(_read_quiet(p / ".gitignore"), p == d) for p in chain]
-    current = _read_quiet(exclude)
-    sources.append((current, False))
-    under = d.relative_to(top).as_posix()
-    prefix = "/" if under == "." else f"/{under}/"
-    missing = [prefix + w for w in wanted if not any(_covers(text, w, here) for text, here in sources)]
-    if not any(line.strip() in (".kb/", ".kb", "**/.kb/") for text, _ in sources for line in text.splitlines()):
-        missing.append(".kb/")
-    if missing:
-        # Only the exclude file is ever written, never a .gitignore: a linked .gitignore is read
-        # (to see what it covers) and nothing of it is copied anywhere.
-        sep = "" if not current or current.endswith("\n") else "\n"
-        try:
-            exclude.parent.mkdir(exist_ok=True)
-            if exclude.is_symlink() or exclude.parent.is_symlink():
-                return
-            write_atomic(exclude, current + sep + "".join(m + "\n" for m in missing))
-        except OSError:
-            pass
-
-
-def _exclude_file(dot_git: Path) -> Path | None:
-    """The exclude file git reads for this work tree: `.git/info/exclude`, or for a linked
-    work tree (`.git` is a file naming the git dir) the common dir's. None when unclear."""
-    try:
-        if dot_git.is_symlink():
-            return None
-        if dot_git.is_dir():
-            return dot_git / "info" / "exclude"
-        text = read_regular_text(dot_git).strip()
-    except (OSError, ValueError):
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    gitdir = (dot_git.parent / text[len("gitdir:"):].strip()).resolve()
-    common = gitdir
-    try:
-        rel = read_regular_text(gitdir / "commondir").strip()
-        common = (gitdir / rel).resolve()
-    except (OSError, ValueError):
-        pass
-    return common / "info" / "exclude"
-
-
-def _read_quiet(p: Path) -> str:
-    try:
-        return read_regular_text(p, errors="replace")  # a FIFO there would hang the miss
-    except OSError:
-        return ""
-
-
-def _covers(gitignore: str, name: str, here: bool) -> bool:
-    """Does this .gitignore ignore a file called `name`? Only the patterns that can be read
-    without git: a bare glob (any depth), `**/name`, and `/name` in the log's own folder. Any
-    negation naming it means the answer needs git, so it counts as not covered."""
-    hit = False
-    for raw in gitignore.splitlines():
-        p = raw.strip()
-        if not p or p.startswith("#"):
-            continue
-        if p.startswith("!"):
-            if fnmatch.fnmatchcase(name, p[1:].lstrip("/").removeprefix("**/")):
-                return False
-            continue
-        if p.endswith("/"):
-            continue  # a directory pattern
-        if p.startswith("**/"):
-            p = p[3:]
-        if here and p.startswith("/"):
-            p = p[1:]
-        if "/" not in p and fnmatch.fnmatchcase(name, p):
-            hit = True
-    return hit
 
 
 def misses_path(fleet_root: Path) -> Path:

@@ -273,8 +273,8 @@ def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissRev
         )
     for f in files:
         if not f.is_entry:
-            advice.append(f"{f.id} holds these words but has no `Search for:` line, so no question can reach it: "
-                          "give it one (kb check: E02)")
+            advice.append(f"{f.id} holds these words but has no `Search for:` line: the text search finds it, "
+                          "but no question can make it a HIT until it has one (kb check: E02)")
 
     keyword = answer.keyword
     everything = keyword.matched_anywhere() if hasattr(keyword, "matched_anywhere") else {

@@ -180,6 +180,8 @@ def open_note(path: str | os.PathLike[str]) -> io.BufferedReader:
 def content_problem(raw: bytes) -> str | None:
     """Why these bytes are not a note kb indexes, in read_note's words, or None. kb label asks:
     a label written into a note the index never reads would answer nothing."""
+    if not raw.strip():
+        return "empty file"
     if b"\x00" in raw[:8192]:
         return "binary, not markdown (NUL byte)"
     try:

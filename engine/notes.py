@@ -192,8 +192,13 @@ def parse_note(relpath: str, text: str) -> Note:
 
     front = front_matter_end(lines)
     heads, underlines = _headings(lines, front)
-    # The title is the first level-one heading, else the first heading of any level.
-    first = next((i for i, (level, _) in heads.items() if level == 1), next(iter(heads), None))
+    # The title is the first level-one heading, else a heading of any level that opens the note.
+    # A heading after prose is a section (Obsidian titles such a note by its file name; an
+    # event page's "## See also" under its directive named 22 of Textual's pages alike).
+    first = next((i for i, (level, _) in heads.items() if level == 1), None)
+    if first is None and heads:
+        opener = next(iter(heads))
+        first = opener if not any(lines[j].strip() for j in range(front, opener)) else None
     if first is not None:
         title, title_line = heads[first][1], first
 

@@ -45,8 +45,15 @@ def header(a: Answer) -> list[str]:
     if a.question_chars:
         out.append(f"cut:      the question has {a.question_chars:,} characters; only the first "
                    f"{MAX_QUESTION_CHARS:,} or fewer were read")
-    out.append(f"indexed:  {a.indexed.entries} entries across {a.indexed.agents} agents, {a.indexed.aliases} aliases")
+    n = a.indexed
+    out.append(f"indexed:  {counted(n.entries, 'entry', 'entries')} across {counted(n.agents, 'agent', 'agents')}, "
+               f"{counted(n.aliases, 'alias', 'aliases')}")
     return out
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """`1 agent`, `3 agents`: a single vault is one agent, and "1 agents" read as a slip."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def notices(a: Answer) -> list[str]:
@@ -71,7 +78,7 @@ def verdict_line(a: Answer) -> str:
     top = a.confidence.keyword_score
     why = f"{top:.2f} {'>=' if top >= g.floor else '<'} floor {g.floor:.2f} at {g.entries} entries"
     if g.entries < MIN_ENTRIES_TO_ROUTE:
-        why = f"{g.entries} entr{'y' if g.entries == 1 else 'ies'}, below {MIN_ENTRIES_TO_ROUTE}: one note has no ruler"
+        why = f"{counted(g.entries, 'entry', 'entries')}, below {MIN_ENTRIES_TO_ROUTE}: one note has no ruler"
     owner = printable(a.agent.name or "-")
     margin = f", agent margin {a.agent.margin:.2f}" if a.agent.margin is not None else ""
     line = f"verdict:  {a.verdict}, owner {owner} ({why}{margin})"

@@ -139,7 +139,8 @@ def render_roster(roster: Roster, counts: dict[str, tuple[int, int]] | None = No
         head = f"  {one_line(m.key):<{width}}  {one_line(m.name)}"
         if counts and m.key in counts:
             entries, unreachable = counts[m.key]
-            head += f"  ({entries} entries" + (f", {unreachable} unreachable" if unreachable else "") + ")"
+            head += f"  ({entries} entries" + (
+                f", {unreachable} without a Search for: line, reached by text only" if unreachable else "") + ")"
         lines.append(head)
         pad = " " * (width + 4)
         lines.append(f"{pad}does:  {one_line(m.role) or '(no role = line)'}")

@@ -79,7 +79,14 @@ class TextIndex:
     def _connect(self) -> sqlite3.Connection:
         # `.kb`, index.db and SQLite's side files are never reached through a link (engine/nofollow);
         # checked below the folder holding `.kb` (the base, or a bench's scratch folder).
+        new_folder = not os.path.isdir(self.path.parent)
         make_dirs(self.path.parent, below=self.path.parent.parent)
+        if new_folder:
+            # An index is megabytes nobody should commit: a notes folder kept in git ignores it
+            # from the first `kb index`, not from the first miss (engine/gitignore).
+            from .gitignore import keep_out_of_git
+
+            keep_out_of_git(self.path.parent.parent, [])
         for suffix in SIDE_FILES:
             # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
             refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)

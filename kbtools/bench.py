@@ -619,11 +619,15 @@ def render(r: dict[str, Any]) -> str:
             f"fresh     fused questions: peak RSS {fr['rss_mb']:.0f} MB (after import {fr['rss_mb_after_import']:.0f},"
             f" after opening {fr['rss_mb_after_open']:.0f}); open {_ms(fr['open_ms'])},"
             f" first ask {_ms(fr['first_ask_ms'])}, process wall {_s(fr['wall_s'])}",
-            f"          kb route --json wall: median {_ms(rw.get('median'))}, max {_ms(rw.get('max'))}"
-            f" ({rw.get('n', 0)} runs, served questions)",
         ]
+        if not rw.get("n"):  # the walls are timed on served questions, and a plain vault serves none
+            lines.append("          kb route --json wall: not measured: no question was served as a hit"
+                         " (kb boot's neither)")
+        else:
+            lines.append(f"          kb route --json wall: median {_ms(rw.get('median'))}, max {_ms(rw.get('max'))}"
+                         f" ({rw['n']} runs, served questions)")
         bw = fr.get("boot_wall_ms")
-        if bw:
+        if bw and bw.get("n"):
             lines.append(f"          kb boot --text wall: median {_ms(bw.get('median'))}, max {_ms(bw.get('max'))}"
                          f" ({bw.get('n', 0)} runs, the same questions)")
     elif fr:

@@ -17,6 +17,7 @@ Each question's line shows the owner, and the fused first row when it is another
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -55,11 +56,19 @@ def grade(memory, base: str, questions) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__)
-        return 2
-    corpus = Path(argv[0]).resolve()
-    qpath = Path(argv[1]) if len(argv) > 1 else HERE / "textual_docs_questions.tsv"
+    parser = argparse.ArgumentParser(
+        prog="python3 -m kbtools.benchmark_labels", description=__doc__.split("\n\n", 1)[0],
+        epilog="The corpus is copied; the original is never touched.")
+    parser.add_argument("corpus", metavar="CORPUS", type=Path, help="a folder of markdown nobody wrote for this project")
+    parser.add_argument("questions", metavar="QUESTIONS", type=Path, nargs="?",
+                        default=HERE / "textual_docs_questions.tsv",
+                        help="question<TAB>right note(s) (default: textual_docs_questions.tsv beside this file)")
+    args = parser.parse_args(argv)
+    corpus = args.corpus.resolve()
+    for path, what in ((corpus, "no such folder"), (args.questions, "no such question file")):
+        if not path.exists():
+            parser.error(f"{path}: {what}")
+    qpath = args.questions
     questions = load_questions(qpath)
 
     from engine.fleet import copy_notes, discover

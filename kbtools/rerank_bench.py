@@ -10,6 +10,7 @@ fraction of what the hardware can do.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -273,6 +274,8 @@ def run(workdir: str | Path | None = None, runs: int = 7, threads: int | None = 
     }
 
 
-if __name__ == "__main__":  # python3 -m kbtools.rerank_bench [runs]
-    res = run(runs=int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+if __name__ == "__main__":  # python3 -m kbtools.rerank_bench [runs]; `kb rerank bench` has every option
+    cli = argparse.ArgumentParser(prog="python3 -m kbtools.rerank_bench", description=__doc__.split("\n\n", 1)[0])
+    cli.add_argument("runs", type=int, nargs="?", default=7, help="timed runs per cell (default 7)")
+    res = run(runs=cli.parse_args().runs)
     print(json.dumps(res["parity"]))

@@ -32,7 +32,7 @@ def test_roll_back_alias_makes_the_miss_a_hit_and_removing_it_restores_the_miss(
     assert hit["miss"] is None and hit["suggestions"] == []
 
     text = run_kb("route", MISSED, str(demo)).stdout
-    assert "indexed:  11 entries across 3 agents, 1 aliases" in text
+    assert "indexed:  11 entries across 3 agents, 1 alias" in text.splitlines()
     assert f"   1.  11.23  {DEPLOY}" in text and "matched: rollback" in text
 
     aliases.write_text("# earned by a real miss\n")

@@ -220,3 +220,17 @@ def test_a_fleet_without_questions_gets_them_from_its_labels(demo, capsys):
     assert r["questions"]["source"] == "drawn from the labels"
     assert r["questions"]["n"] >= 10 and r["latency_ms"]["fused"]["n"] == r["questions"]["n"]
     assert not (demo / "kb-misses.txt").exists() or "zwqx" not in (demo / "kb-misses.txt").read_text()
+
+
+def test_a_fleet_with_no_served_question_says_the_walls_were_not_measured(tmp_path, capsys):
+    # A plain vault serves no hit, so no fresh `kb route` ran: "median 0.00 ms (0 runs)" read
+    # as a measurement of zero.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, body in (("sleep", "Magnesium before bed."), ("garden", "Compost and mulch the roses.")):
+        (notes / f"{name}.md").write_text(f"# {name.title()}\n\n{body}\n")
+    (tmp_path / "q.tsv").write_text("magnesium before bed\t-\n")
+    out = _run(capsys, str(notes), "--questions", str(tmp_path / "q.tsv"), "--repeat", "1", "--no-bm25s",
+               "--no-index", "--quiet")
+    assert "(0 runs" not in out
+    assert "kb route --json wall: not measured: no question was served as a hit" in out

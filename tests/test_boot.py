@@ -71,6 +71,19 @@ def test_no_identity_below_min_entries_to_route(tmp_path):
     assert "Solo" not in p.stdout
 
 
+def test_no_identity_in_a_plain_folder_says_labels_are_missing(tmp_path):
+    # A stranger's first notes have no labels at all: "0 entries, below 2, and one note has no
+    # ruler" named no note and no way forward.
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "protein.md").write_text("# Protein\n\nEat protein with every meal.\n")
+    (notes / "sleep.md").write_text("# Sleep\n\nNo screens before bed.\n")
+    p = run_kb("boot", str(notes), "--text", stdin="how much protein per meal")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == ("VESTA: no agent is handed over: no note here has a Search for: line yet, so "
+                                "no agent can be said to own a message (kb label PATH proposes labels).")
+
+
 def test_no_identity_when_the_classifier_says_uncovered(demo):
     configure(demo, example_command())
     p = run_kb("boot", str(demo), "--text", stdin=UNCOVERED)

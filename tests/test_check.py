@@ -72,6 +72,8 @@ def test_the_cli_names_file_and_line_and_exits_non_zero_on_errors(tmp_path):
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert lines[0].startswith("probe/knowledge/keyless.md:1: E02 error: no `Search for:` line")
+    # The text search does reach it (kb route lists it): what it cannot be is a HIT.
+    assert "no question can reach" not in lines[0] and "HIT" in lines[0]
     assert lines[1].startswith("probe/knowledge/rules.md:3: W07 warning: unsearchable key `nao contestar`")
     assert lines[2].startswith("probe/knowledge/rules.md:7: E01 error: broken link `missing-note.md`")
     assert lines[3].startswith("probe/knowledge/thin.md:3: W06 warning: thin keyword line: 5 terms")

@@ -25,6 +25,7 @@ def test_route_shows_the_text_list_by_default_under_a_line_naming_kb_label(tmp_p
     assert "kb label" in first and "never a HIT until labelled" in first
     assert "topic-" in r.stdout  # the reading list itself
     assert "do not carry the words" not in r.stdout  # no labels, so no claim about them
+    assert "indexed:  0 entries across 1 agent, 0 aliases" in r.stdout.splitlines()  # not "1 agents"
     assert json.loads(run_kb("route", "spades", str(root), "--json").stdout)["verdict"] == "nothing"
 
 
@@ -55,3 +56,35 @@ def test_check_lists_each_missing_label_when_few_notes_lack_one(tmp_path):
     r = run_kb("check", str(root))
     assert sum(" E02 " in line for line in r.stdout.splitlines()) == 1  # links.md alone, named
     assert "links.md:1: E02" in r.stdout or "links.md: E02" in r.stdout
+
+
+def _vault_with_a_folder_index(root: Path) -> Path:
+    """An Obsidian-style vault: notes at the top and in folders, and one folder holding an
+    index.md (a map of content), which is also what marks a base."""
+    (root / "Cooking").mkdir(parents=True)
+    (root / "Health").mkdir()
+    (root / "README.md").write_text("# My vault\n\nPersonal notes.\n")
+    (root / "Garden journal.md").write_text("# Garden journal\n\nThe secret fertilizer ratio is 3 to 1.\n")
+    (root / "Health" / "Sleep.md").write_text("# Sleep\n\nMagnesium before bed.\n")
+    (root / "Cooking" / "index.md").write_text("# Cooking\n\n- [[Sourdough]]\n")
+    (root / "Cooking" / "Sourdough.md").write_text("# Sourdough\n\nFeed the starter twice a day.\n")
+    return root
+
+
+def test_a_folder_index_does_not_turn_a_vault_into_a_fleet_and_hide_the_other_notes(tmp_path):
+    # Cooking/index.md made the vault a fleet root whose one agent was Cooking: the garden
+    # journal and every other note were silently left out of the index.
+    vault = _vault_with_a_folder_index(tmp_path / "vault")
+    r = run_kb("index", str(vault))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("vault: 5 files")
+    a = json.loads(run_kb("route", "secret fertilizer ratio", str(vault), "--json").stdout)
+    assert [x["path"] for x in a["results"]][:1] == ["Garden journal.md"]
+
+
+def test_a_fleet_txt_keeps_the_subfolders_agents(tmp_path):
+    vault = _vault_with_a_folder_index(tmp_path / "vault")
+    (vault / "fleet.txt").write_text("name = Kitchen\n")
+    r = run_kb("index", str(vault))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("Cooking: 2 files")

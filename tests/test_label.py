@@ -170,3 +170,16 @@ def test_kb_label_widens_exactly_the_labels_kb_check_calls_thin(tmp_path):
     proposed = {p["note"] for p in label_json(str(root))["proposals"] if p["reason"] == "thin label"}
     assert warned == {"dup.md"}
     assert proposed == warned
+
+
+def test_an_empty_note_and_a_note_with_nothing_to_propose_each_say_so_once(tmp_path):
+    # An empty note is skipped by kb index, yet kb label proposed its file name as a key; and
+    # a note with nothing to propose printed "nothing to propose: nothing to propose".
+    root = plain_folder(tmp_path / "vault")
+    (root / "Empty note.md").write_text("")
+    (root / "README.md").write_text("# My vault\n\nPersonal notes.\n")  # its words name no subject
+    text = run_kb("label", str(root), "--no-effect").stdout
+    empty = text.split("vault/Empty note.md", 1)[1].split("\n\n", 1)[0]
+    assert "Search for:" not in empty and "nothing to propose: empty file: kb does not index it" in empty
+    assert "nothing to propose: nothing to propose" not in text
+    assert "vault/README.md  (no label)\n    nothing to propose\n" in text

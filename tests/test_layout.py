@@ -20,7 +20,7 @@ INDEX_OWNERS = {"engine/memory.py"}
 # one-shot `kb route` / `kb boot` does not pay for them (tests/test_engine_cli.py checks the
 # process). A module here is imported at the top of no module a plain route imports.
 OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.dossier", "engine.roster",
-            "engine.resident", "engine.suggest", "engine.spelling_cache", "engine.misses", "engine.remember",
+            "engine.resident", "engine.suggest", "engine.spelling_cache", "engine.misses", "engine.gitignore", "engine.remember",
             "engine.prepworker", "engine.missworker",
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}

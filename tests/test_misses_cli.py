@@ -113,7 +113,10 @@ def test_an_unlabelled_note_the_text_found_is_named_as_the_fix(demo):
     (rev,) = review_misses(Memory(demo)).reviews
     near = {f.id: f for f in rev.near}
     assert "zed/knowledge/on-call.md" in near and not near["zed/knowledge/on-call.md"].is_entry
-    assert any("zed/knowledge/on-call.md" in a and "no `Search for:` line" in a for a in rev.advice)
+    (fix,) = [a for a in rev.advice if "zed/knowledge/on-call.md" in a]
+    assert "no `Search for:` line" in fix
+    # The text search did reach it (it is named above as near): what it cannot be is a HIT.
+    assert "no question can reach it" not in fix and "HIT" in fix
 
 
 def test_no_log_yet_is_not_an_error(demo):

@@ -361,6 +361,27 @@ def test_the_log_is_git_ignored_where_it_lands(tmp_path):
     assert ".kb" not in status
 
 
+def test_each_ignore_rule_is_written_once_however_many_misses(tmp_path):
+    # The rules kb writes are anchored (`/fleet/kb-misses.txt`); read back as "not in the
+    # log's own folder" they never counted, so every miss appended the same two lines again.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    for question in (MISSED, "how do I roll forward", MISSED):
+        assert run_kb("route", question, str(demo)).returncode == 0
+    lines = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    written = [line for line in lines if line and not line.startswith("#")]
+    assert sorted(written) == sorted(["/fleet/kb-misses.txt", "/fleet/.kb-misses.txt.lock", ".kb/"])
+
+
+def test_an_index_built_in_a_git_work_tree_is_ignored_before_any_miss(tmp_path):
+    # A notes folder kept in git: `kb index` alone made `.kb/` (megabytes of index) show in
+    # `git status`, ready to be committed, until the first miss happened to list it.
+    repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
+    assert run_kb("index", str(demo)).returncode == 0
+    assert (demo / "zed" / ".kb" / "index.db").exists()
+    assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
+    assert ".kb" not in _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
+
+
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=True)
     log = repo / "logs" / "questions.txt"

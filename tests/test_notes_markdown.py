@@ -48,6 +48,29 @@ def test_a_heading_is_the_title_over_the_front_matter_title():
     assert parse_note("b.md", FRONT).title == "Boats"
 
 
+# A note that opens with prose and has no level-one heading (an Obsidian note, whose title is
+# its file name; Textual's event pages, a mkdocstrings directive then "## See also").
+PROSE_FIRST = "My sourdough routine. Feed the starter twice a day.\n\n## Hydration\n\nUse 70% water.\n"
+EVENT_PAGE = "::: textual.events.Mount\n    options:\n      heading_level: 1\n\n## See also\n\n- [Load](load.md)\n"
+POST = "---\ntitle: \"Algorithms for terminal apps\"\n---\n\nI have worked on it.\n\n## The Compositor\n\nIt composes.\n"
+
+
+def test_a_section_heading_after_prose_is_not_the_note_title():
+    # It was: the first heading of any level, so every event page was titled "See also" and
+    # scored its title words, and a note's opening prose sat under the section's name.
+    sourdough = parse_note("Cooking/Sourdough.md", PROSE_FIRST)
+    assert (sourdough.title, sourdough.title_line) == ("Sourdough", None)
+    assert _sections(sourdough) == [("", "My sourdough routine. Feed the starter twice a day.", 1),
+                                     ("Hydration", "Use 70% water.", 3)]
+    assert parse_note("events/mount.md", EVENT_PAGE).title == "mount"
+    assert parse_note("blog/release.md", POST).title == "Algorithms for terminal apps"
+
+
+def test_a_heading_that_opens_the_note_is_its_title_whatever_its_level():
+    note = parse_note("n.md", "\n## Hydration\n\nSearch for: hydration\n\nUse 70% water.\n")
+    assert (note.title, note.title_line, note.is_entry) == ("Hydration", 2, True)
+
+
 @pytest.mark.parametrize("text", [
     "---\nSome intro prose, then a rule.\n\n---\n# T\n\nBody.\n",  # not YAML: a rule, then prose
     "---\ntitle: never closed\n\n# T\n\nBody.\n",  # no closing line: no front matter
@@ -78,7 +101,9 @@ def test_what_is_not_an_underlined_heading(text):
 
 
 @pytest.mark.parametrize("text", [FRONT, SETEXT, FRONT.replace("# Boats", SETEXT), "---\ntitle: Only\n---\nBody\n",
-                                  "---\r\ntitle: x\r\n---\r\nTitle\r\n=====\r\n\r\nProse.\r\n"])
+                                  "---\r\ntitle: x\r\n---\r\nTitle\r\n=====\r\n\r\nProse.\r\n",
+                                  PROSE_FIRST, EVENT_PAGE, POST, "Intro\n-----\n\n## Later\n\nText.\n",
+                                  "```\ncode\n```\n## After a fence\n\nText.\n"])
 @pytest.mark.parametrize("block", [1, 3, 64, 4096])
 def test_the_two_pass_reader_reads_them_alike(tmp_path, text, block):
     (tmp_path / "n.md").write_text(text, encoding="utf-8", newline="")

@@ -72,6 +72,49 @@ def test_a_lone_base_inside_a_fleet_still_reads_the_fleets_manifest(demo):
     assert (roster.name, roster.classifier) == ("Atrium", example_command())
 
 
+def _vault(root):
+    """A plain vault: no agent.txt, no index.md, notes in folders."""
+    (root / "Health").mkdir(parents=True)
+    (root / "Health" / "Sleep.md").write_text("# Sleep\n\nNo screens before bed.\n")
+    (root / "Cooking.md").write_text("# Cooking\n\nFeed the starter.\n")
+    return root
+
+
+def test_kb_fleet_counts_unlabelled_notes_as_unlabelled_not_unreachable(tmp_path):
+    # The text search reaches every one of them; "12 unreachable" told a stranger otherwise.
+    vault = _vault(tmp_path / "vault")
+    lines = run_kb("fleet", str(vault)).stdout.splitlines()
+    assert "  vault  vault  (0 entries, 2 without a Search for: line, reached by text only)" in lines
+
+
+def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_path):
+    # `kb index vault` makes one base; `kb list vault/Health` took Health for a base of its
+    # own, named its notes Health/..., and built a second index inside the vault.
+    vault = _vault(tmp_path / "vault")
+    assert run_kb("index", str(vault)).returncode == 0
+    p = run_kb("list", str(vault / "Health"))
+    assert p.returncode == 0, p.stderr
+    assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == ["vault/Health/Sleep.md"]
+    assert not (vault / "Health" / ".kb").exists()
+    # A folder holding an index.md (a map of content) is a folder of the vault too.
+    (vault / "Health" / "index.md").write_text("# Health\n\n- [[Sleep]]\n")
+    p = run_kb("list", str(vault / "Health"))
+    assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == [
+        "vault/Health/Sleep.md", "vault/Health/index.md"]
+    assert not (vault / "Health" / ".kb").exists()
+
+
+def test_remember_writes_a_new_note_into_an_indexed_plain_vault(tmp_path):
+    vault = _vault(tmp_path / "vault")
+    assert run_kb("index", str(vault)).returncode == 0
+    note = vault / "Garden" / "basil.md"
+    p = run_kb("remember", "Basil needs full sun and warm nights", str(note), "--write", "--key", "basil")
+    assert p.returncode == 0, p.stderr
+    assert note.exists() and "**Search for:** `basil`" in note.read_text()
+    listed = json.loads(run_kb("list", str(vault), "--json").stdout)["notes"]
+    assert "vault/Garden/basil.md" in {n["id"] for n in listed}
+
+
 def test_kb_list_lists_a_folder_inside_a_base(demo):
     p = run_kb("list", str(demo / "zed" / "knowledge"))
     assert p.returncode == 0, p.stderr

@@ -84,6 +84,9 @@ def _note_memory(path: str):
 
 def _note_memory_of(path: str):
     p = Path(os.path.abspath(Path(path).expanduser()))
+    vault = _indexed_vault_above(p)
+    if vault is not None:
+        return _memory([vault]), str(p)
     if p.is_dir() and (is_base(p) or _has_child_base(p)):
         return _memory([p]), None
     if not p.is_dir() and p.suffix.lower() != ".md":
@@ -93,7 +96,29 @@ def _note_memory_of(path: str):
             return _memory([parent]), str(p)
     if p.is_dir():
         return _memory([p]), None  # a plain folder of notes is a base of its own
-    raise KbError(f"{path}: not inside a base (no agent.txt, index.md or map above it)")
+    raise KbError(f"{path}: not inside a base (no agent.txt, index.md or map above it, and no folder "
+                  "above it indexed by kb index)")
+
+
+def _indexed_vault_above(p: Path) -> Path | None:
+    """The nearest plain folder above `p` that kb index made one base (no agent.txt, index.md
+    or map of its own: a vault), so that a folder of it holding an index.md is still its folder.
+    A base or a fleet root (fleet.txt) on the way ends the search: those name their own bases."""
+    for parent in p.parents:
+        if not parent.is_dir():
+            continue  # a new note's folders, made when it is written
+        if is_base(parent) or (parent / "fleet.txt").is_file():
+            return None
+        if _indexed(parent):
+            return parent
+    return None
+
+
+def _indexed(folder: Path) -> bool:
+    """A plain folder kb has indexed as a base (a vault with no agent.txt): a folder or a new
+    note below it belongs to it, not to a second base of its own with a second index."""
+    kb = folder / ".kb"
+    return not kb.is_symlink() and (kb / "index.db").is_file()
 
 
 def _has_child_base(p: Path) -> bool:
