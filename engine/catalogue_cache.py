@@ -57,15 +57,15 @@ from . import normalize as normalize_module
 from . import stopwords as stopwords_module
 from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
-from .atomic import write_atomic
 from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
+from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
 from .record import fields as record_fields, record, replace
 from .sealedfile import (
-    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest,
+    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
+    source_digest,
 )
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
-from .nofollow import refuse_links
 from .stemming import stem_question, stems_fingerprint
 from .fts5search import bm25_ceiling, chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
@@ -292,14 +292,27 @@ def _entry_row(e: Entry) -> tuple:
 def _load(index: TextIndex, key: tuple) -> Opening | None:
     """The cache when it is a sound cache of this key; None for anything else (absent, a
     link, not a regular file, truncated, damaged, another format, another index state).
-    What is looked up row by row stays in the file until asked for (engine/sealedfile.py)."""
+    What is looked up row by row stays in the file until asked for (engine/sealedfile.py).
+    A base of a fleet that keeps its openings in one file is read from there first."""
+    path = cache_path(index)
+    pack = _pack_of.get(index)
+    got = pack.find(path, key) if pack is not None else None
+    if got is not None:
+        op = _from_sealed(index, key, path, *got, pack=pack)
+        if op is not None:
+            return op
     # Everything in a cache comes from its index, so it is never larger than the index
     # (about a tenth of it measured): a larger file is not ours, and is not read.
-    path = cache_path(index)
     got = open_shaped(path, MAGIC, _index_bytes(key) + (1 << 20), FORMAT, 11, 5)
     if got is None or got[0][1] != key:
         return None
-    payload, regions = got
+    return _from_sealed(index, key, path, *got)
+
+
+def _from_sealed(index: TextIndex, key: tuple, path: str, payload: tuple, regions: list,
+                 pack: FleetOpenings | None = None) -> Opening | None:
+    """The opening a cache's payload and regions hold (its own file's, or its part of the
+    fleet's); None when they are not the shapes written."""
     (_, _, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks, vocabulary) = payload
     known, record_blobs, entry_blobs, word_blobs, columns = regions
     if not (_is_stats(skipped_stats) and _is_texts(said) and _is_texts(unreachable)
@@ -310,7 +323,7 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
         return None
     return Opening(key, known, skipped_stats, said, indexed_at_ns, Keyed(*records, record_blobs),
                    Blobs(*entries, entry_blobs), Keyed(*words, word_blobs), unreachable, chunks, vocabulary, columns,
-                   where=path, reread=_Reread(index, key, path))
+                   where=path, reread=_Reread(index, key, path, pack))
 
 
 def _index_bytes(key: tuple) -> int:
@@ -330,12 +343,7 @@ def _store(index: TextIndex, op: Opening) -> None:
     payload = (FORMAT, op.key, op.skipped_stats, op.said, op.indexed_at_ns, records[0], tuple(entries),
                words[0], op.unreachable, op.chunks, op.vocabulary)
     regions = [marshal.dumps(op.known), records[1], entry_blobs, words[1], marshal.dumps(op.columns)]
-    path = cache_path(index)
-    try:
-        refuse_links(path, below=index.base.root)  # `.kb` or the cache itself a planted link
-        write_atomic(path, seal(MAGIC, payload, regions))
-    except OSError:
-        pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
+    keep(cache_path(index), seal(MAGIC, payload, regions))  # not kept: the same answer, only slower
 
 
 def _decoded(op: Opening, get, fits: Callable[[object], bool] = lambda value: True):
@@ -386,10 +394,13 @@ class _Reread:
     goes on with them; the damaged file is replaced. If the index moved since, its rows are
     not the ones the question began with: then it is asked again."""
 
-    def __init__(self, index: TextIndex, key: tuple, path: str):
+    def __init__(self, index: TextIndex, key: tuple, path: str, pack: FleetOpenings | None = None):
         self._index, self._key, self._path = weakref.ref(index), key, path
+        self._pack = pack  # the fleet file it was read from: dropped, and made again from the bases'
         self._fresh: Opening | None = None
-        self._lock = threading.Lock()
+
+    # One lock for every base's: a reread is rare, and 2,000 bases made 2,000 locks per process.
+    _lock = threading.Lock()
 
     def __call__(self) -> Opening:
         with self._lock:
@@ -401,8 +412,113 @@ class _Reread:
                 if fresh is None or _key(index) != self._key:
                     raise KbError(f"{self._path}: damaged, and its index changed while it was read; ask again")
                 _store(index, fresh)
+                if self._pack is not None:
+                    self._pack.drop()
                 self._fresh = fresh
             return self._fresh
+
+
+# -- a fleet's openings in one file --------------------------------------------------------
+
+FLEET_CACHE_NAME = "fleet-opening.cache"
+FLEET_MAGIC = b"kb-fleet-opening-cache\n"
+FLEET_FORMAT = 1
+FLEET_MAX_BYTES = 1 << 30  # every base's opening: a larger file is not ours
+# Each index of a fleet that keeps its openings in one file -> that file (fleet_openings).
+_pack_of: "weakref.WeakKeyDictionary[TextIndex, FleetOpenings]" = weakref.WeakKeyDictionary()
+
+
+def fleet_openings(root: str, indexes: Mapping[str, TextIndex]) -> FleetOpenings | None:
+    """The file holding every base's opening, which each base's cache is looked up in first;
+    None for a fleet of fewer than FLEET_FROM bases (each base keeps only its own file)."""
+    if len(indexes) < FLEET_FROM or not root:
+        return None
+    pack = FleetOpenings(fleet_file(root, FLEET_CACHE_NAME))
+    for index in indexes.values():
+        _pack_of[index] = pack
+    return pack
+
+
+class FleetOpenings:
+    """Every base's opening cache packed in one file, `<fleet root>/.kb/fleet-opening.cache`:
+    over 2,000 small bases a hit opened 2,000 caches (open, head checked, decoded), a quarter
+    of it. The file holds each base's cache as its own file does (the head's values and the
+    regions), under the base's cache path; a part is used only when its key is the index's
+    state now (the same check as a base's own file). Made from the bases' own files after a
+    snapshot that did not find every base in it as it is (a base edited, re-indexed, added or
+    removed, the file absent or damaged), written atomically; a fleet root that cannot be
+    written keeps none. A damaged region found when read drops the file (`_Reread`)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._parts: dict[str, tuple[tuple, list[Region]]] | None = None  # base's cache path -> its payload, regions
+        self._served: dict[str, tuple] = {}  # base's cache path -> the key its part was current at
+        self._held = -1  # how many bases the file holds (-1: none to trust)
+        self._lock = threading.Lock()
+
+    def find(self, where: str, key: tuple) -> tuple[tuple, list[Region]] | None:
+        """The payload and regions of this base's cache when the file holds them for `key`."""
+        with self._lock:
+            if self._parts is None:
+                self._parts = self._read()
+                self._held = len(self._parts)
+            part = self._parts.get(where)
+            if part is None or part[0][1] != key:
+                return None
+            self._served[where] = key
+            return part
+
+    def _read(self) -> dict[str, tuple[tuple, list[Region]]]:
+        got = open_sealed(self.path, FLEET_MAGIC, FLEET_MAX_BYTES)
+        if got is None:
+            return {}
+        payload, regions = got
+        if not (type(payload) is tuple and len(payload) == 2 and payload[0] == FLEET_FORMAT
+                and type(payload[1]) is tuple and len(regions) == 5 * len(payload[1])):
+            return {}
+        parts = {}
+        for i, part in enumerate(payload[1]):
+            if not (type(part) is tuple and len(part) == 2 and type(part[0]) is str and type(part[1]) is tuple
+                    and len(part[1]) == 11 and part[1][0] == FORMAT):
+                return {}
+            parts[part[0]] = (part[1], regions[5 * i:5 * i + 5])
+        return parts
+
+    def keep(self, openings: Mapping[str, Opening]) -> None:
+        """After a snapshot: write the file again unless it held every base as it is now."""
+        ops = list(openings.values())
+        with self._lock:
+            if len(ops) == self._held and all(self._served.get(op.where) == op.key for op in ops):
+                return
+            parts = self._parts or {}
+        if any(op.key is None or not op.where for op in ops) or not writable_folder(self.path):
+            return  # a base too young for its cache to vouch for it, or a root not writable
+        heads, regions = [], []
+        try:
+            for op in ops:
+                part = parts.get(op.where)
+                if part is None or part[0][1] != op.key:
+                    part = open_shaped(op.where, MAGIC, _index_bytes(op.key) + (1 << 20), FORMAT, 11, 5)
+                    if part is None or part[0][1] != op.key:
+                        return  # a base whose own cache was not kept: nothing to pack it from
+                heads.append((op.where, part[0]))
+                regions += [r.raw() for r in part[1]]
+        except Damaged:
+            return
+        keep(self.path, seal(FLEET_MAGIC, (FLEET_FORMAT, tuple(heads)), regions))
+        with self._lock:
+            # This process's openings are the file's now; a later process reads it.
+            self._parts, self._held = None, len(ops)
+            self._served = {op.where: op.key for op in ops}
+
+    def drop(self) -> None:
+        """A region of the file turned out damaged: removed, and made again after a snapshot."""
+        with self._lock:
+            self._parts, self._served, self._held = {}, {}, -1
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
 
 
 # -- what Memory reads -------------------------------------------------------------------

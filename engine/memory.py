@@ -181,6 +181,8 @@ class Memory:
         self.paths: tuple[str, ...] = tuple(os.fspath(p) for p in paths)  # as given: a second process opens them
         self.fleet: Fleet = discover(list(paths))
         self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
+        # A fleet of many bases reads its bases' openings from one file (engine/catalogue_cache.py).
+        self._fleet_openings = catalogue_cache.fleet_openings(os.fspath(self.fleet.root), self.indexes)
         self._snapshot: Snapshot | None = None
         self._swap = threading.Lock()
         self._generation = 0
@@ -288,6 +290,8 @@ class Memory:
         openings = {
             b.name: checked.get(b.name) or catalogue_cache.opening(self.indexes[b.name]) for b in self.fleet.bases
         }
+        if self._fleet_openings is not None:
+            self._fleet_openings.keep(openings)
         records = {name: catalogue_cache.Records(op) for name, op in openings.items()}
         unreachable = [f"{name}/{path}" for name, op in openings.items() for path in op.unreachable]
         chunks = sum(op.chunks for op in openings.values())

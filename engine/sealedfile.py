@@ -26,6 +26,7 @@ import marshal
 import os
 import stat
 import struct
+import sys
 import threading
 import zlib
 from array import array
@@ -198,11 +199,16 @@ class Region:
     def path(self) -> str:
         return self._source.path
 
-    def value(self):
-        """The region's bytes as one marshal value, checked against the region's CRC."""
+    def raw(self) -> bytes:
+        """The region's bytes, checked against the region's CRC."""
         raw = self._source.read(self._at, self.length)
         if zlib.crc32(raw) != self._crc:
             raise Damaged(f"{self.path}: damaged (checksum)")
+        return raw
+
+    def value(self):
+        """The region's bytes as one marshal value, checked against the region's CRC."""
+        raw = self.raw()
         try:
             return marshal.loads(raw)
         except (ValueError, EOFError, TypeError) as e:
@@ -380,6 +386,5 @@ def is_blobs(v, region) -> bool:
 def _ends_fit(ends: bytes, region) -> bool:
     if not isinstance(region, Region):
         return False
-    last = array("Q")
-    last.frombytes(ends[-8:])
-    return (last[0] if ends else 0) == region.length
+    # The last end, as array("Q") wrote it (native order): no array made per table checked.
+    return (int.from_bytes(ends[-8:], sys.byteorder) if ends else 0) == region.length

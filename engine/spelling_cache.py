@@ -36,11 +36,9 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 
 from . import suggest as suggest_module
-from .atomic import write_atomic
 from .blobshape import TEXTS, shaped, within
 from .catalogue_cache import Opening
-from .digests import blake2b
-from .nofollow import refuse_links
+from .fleet_cache import FLEET_FROM, fleet_file, fleet_stamp, keep, writable_folder
 from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from .suggest import Spelling, spelling_of
 
@@ -53,9 +51,6 @@ FLEET_CACHE_NAME = "fleet-spelling.cache"
 FLEET_MAGIC = b"kb-fleet-spelling-cache\n"
 FLEET_FORMAT = 1
 FLEET_MAX_BYTES = 1 << 30  # every base's keys: a larger file is not ours
-# Bases from which a fleet keeps one spelling: below it a part per base costs a few opens
-# (the haystack's four bases keep theirs, as measured for the one-shot rows).
-FLEET_FROM = 32
 
 
 def base_spelling(op: Opening, keys: Callable[[], Iterable[str]]) -> Spelling:
@@ -81,30 +76,16 @@ def fleet_spelling(root: str, parts: Sequence[tuple[str, Opening]],
     the caller then merges the bases' parts."""
     if len(parts) < FLEET_FROM or not root or any(op.key is None or not op.where for _, op in parts):
         return None
-    path = os.path.join(root, ".kb", FLEET_CACHE_NAME)
-    key = (FLEET_FORMAT, _SOURCE, _fleet_stamp(parts))
+    path = fleet_file(root, FLEET_CACHE_NAME)
+    key = (FLEET_FORMAT, _SOURCE, fleet_stamp((name, op.where, op.key) for name, op in parts))
     found = _load(path, key, keys, FLEET_MAGIC, FLEET_MAX_BYTES)
     if found is not None:
         return found
-    folder = os.path.dirname(path)
-    try:
-        os.mkdir(folder)  # the fleet root's `.kb`, beside its miss log
-    except FileExistsError:
-        pass
-    except OSError:
+    if not writable_folder(path):
         return None  # a fleet root that cannot be written: the bases' parts, which may be kept
-    if not os.access(folder, os.W_OK):
-        return None
     made = spelling_of(keys())
     _store(path, key, made, FLEET_MAGIC)
     return made
-
-
-def _fleet_stamp(parts: Sequence[tuple[str, Opening]]) -> str:
-    """A digest of each base's name, opening cache and opening key: the keys are a function
-    of the index (its file state is in the key), so equal stamps mean equal keys. repr, not
-    marshal: marshal's bytes for equal values can differ (its back-references)."""
-    return blake2b(repr([(name, op.where, op.key) for name, op in parts]).encode(), digest_size=16).hexdigest()
 
 
 def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]], magic: bytes = MAGIC,
@@ -132,11 +113,7 @@ def _store(path: str, key: tuple, made: Spelling, magic: bytes = MAGIC) -> None:
         return
     *written, written_blobs = ends_and_blobs(marshal.dumps(k) for k in made.keys)
     payload = (key, by_gram[0], keys_of[0], tuple(written))
-    try:
-        refuse_links(path, below=os.path.dirname(os.path.dirname(path)))  # `.kb` or the file a planted link
-        write_atomic(path, seal(magic, payload, [by_gram[1], keys_of[1], written_blobs]))
-    except OSError:
-        pass  # a read-only fleet, a full disk, a link: the next refusal prepares it again
+    keep(path, seal(magic, payload, [by_gram[1], keys_of[1], written_blobs]))  # else prepared again next time
 
 
 class _Again:

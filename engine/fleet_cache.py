@@ -1,0 +1,56 @@
+"""What the fleet-level caches share: when a fleet keeps one file, where, and how it is kept.
+
+Over 2,000 small bases a fresh process opened a cache per base (the opening, the spelling),
+each a file opened, its head checked and decoded. A fleet of at least FLEET_FROM bases keeps
+one file for all of them at `<fleet root>/.kb/` instead (engine/catalogue_cache.py's fleet
+openings, engine/spelling_cache.py's fleet spelling); below it the per-base files cost a few
+opens and stay as they are. A fleet root that cannot be written keeps no fleet file: the
+bases' own files are read (or kept) as before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from .atomic import write_atomic
+from .digests import blake2b
+from .nofollow import refuse_links
+
+# Bases from which a fleet keeps one file: below it a file per base costs a few opens (the
+# haystack's four bases keep theirs, as measured for the one-shot rows).
+FLEET_FROM = 32
+
+
+def fleet_file(root: str, name: str) -> str:
+    return os.path.join(root, ".kb", name)
+
+
+def writable_folder(path: str) -> bool:
+    """Whether the folder of a fleet file exists or was made (the fleet root's `.kb`, beside
+    its miss log) and can be written: a read-only fleet keeps no fleet file."""
+    folder = os.path.dirname(path)
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)
+
+
+def fleet_stamp(parts: Iterable[tuple[str, str, tuple | None]]) -> str:
+    """A digest of each base's name, cache file and opening key (its index file's state): what
+    a base holds is a function of its index, so equal stamps mean equal contents. repr, not
+    marshal: marshal's bytes for equal values can differ (its back-references)."""
+    return blake2b(repr(list(parts)).encode(), digest_size=16).hexdigest()
+
+
+def keep(path: str, data: bytes) -> None:
+    """Write a cache file atomically, no link followed under the folder holding its `.kb`; a
+    cache that cannot be written (a read-only fleet, a full disk, a link) is not kept."""
+    try:
+        refuse_links(path, below=os.path.dirname(os.path.dirname(path)))
+        write_atomic(path, data)
+    except OSError:
+        pass
