@@ -58,10 +58,14 @@ def start(command: list[str]) -> subprocess.Popen:
 
 
 def widen_pipe(pipe) -> None:
+    widen_pipe_fd(pipe.fileno())
+
+
+def widen_pipe_fd(fd: int) -> None:
     try:
         import fcntl  # POSIX only
 
-        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
     except (ImportError, OSError, ValueError):
         pass  # another platform, or a lower cap: the pipe keeps its size, the work its answer
 

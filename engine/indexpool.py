@@ -74,3 +74,21 @@ def drop_idle(index: TextIndex) -> list[sqlite3.Connection]:
         for con in out:
             _IDLE_ORDER.pop(id(con), None)
         return out
+
+
+# A forked child's copies of its parent's idle connections: kept referenced, never used nor
+# closed (a Connection closes itself when collected).
+_INHERITED: list[sqlite3.Connection] = []
+
+
+def forget_after_fork() -> None:
+    """In a forked child (engine/missworker.py): set the parent's idle connections aside so
+    this process opens its own. SQLite forbids carrying a connection across fork; closing
+    one here could even checkpoint or delete the parent's WAL. The child leaves by os._exit,
+    which closes nothing."""
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()  # the parent's may have been held by a thread the child lacks
+    for owner, con in _IDLE_ORDER.values():
+        owner._idle.clear()
+        _INHERITED.append(con)
+    _IDLE_ORDER.clear()

@@ -43,6 +43,20 @@ def one_process(demo):
     return demo, _outputs(review_misses(mem, second_process=False), mem)
 
 
+@pytest.fixture(params=["fork", "fresh interpreter"])
+def either_child(request, monkeypatch):
+    """The child as a fork of this process (when no other thread is alive) or as a fresh
+    interpreter (a process with threads, or without fork): both give the same reviews."""
+    monkeypatch.setattr(missworker, "FORK_WHEN_ALONE", request.param == "fork")
+    return request.param
+
+
+@pytest.fixture
+def fresh_child(monkeypatch):
+    """The child as a fresh interpreter, whose command a test can replace."""
+    monkeypatch.setattr(missworker, "FORK_WHEN_ALONE", False)
+
+
 @pytest.fixture
 def slow_here(monkeypatch):
     """This process's reviews made slow (50 ms each), so that what the child sends arrives
@@ -57,7 +71,7 @@ def slow_here(monkeypatch):
     monkeypatch.setattr(missworker, "review_one", slow)
 
 
-def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process, slow_here):
+def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process, slow_here, either_child):
     demo, expected = one_process
     mem = Memory(demo)
     entries = load(demo / "kb-misses.txt")[0]
@@ -65,11 +79,12 @@ def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process,
     with reviewing(mem, [e.question for e in entries]):
         reviews = helper.reviews(mem)
     assert helper.from_child > 0  # the child's reviews were used
+    assert helper.forked == (either_child == "fork")
     report = review_misses(Memory(demo), second_process=False)
     assert _outputs(type(report)(report.path, report.exists, reviews), mem) == expected
 
 
-def test_review_misses_with_a_second_process_writes_the_same_report(one_process):
+def test_review_misses_with_a_second_process_writes_the_same_report(one_process, either_child):
     demo, expected = one_process
     mem = Memory(demo)
     assert _outputs(review_misses(mem, second_process=True), mem) == expected
@@ -93,14 +108,15 @@ FAILING_CHILDREN = {
 
 
 @pytest.mark.parametrize("how", sorted(FAILING_CHILDREN))
-def test_whatever_the_second_process_does_the_report_is_one_process_s(one_process, slow_here, monkeypatch, how):
+def test_whatever_the_second_process_does_the_report_is_one_process_s(one_process, slow_here, fresh_child,
+                                                                     monkeypatch, how):
     demo, expected = one_process
     monkeypatch.setattr(missworker, "command", lambda: [sys.executable, "-c", FAILING_CHILDREN[how]])
     mem = Memory(demo)
     assert _outputs(review_misses(mem, second_process=True), mem) == expected
 
 
-def test_no_interpreter_to_start_is_one_process(one_process, monkeypatch):
+def test_no_interpreter_to_start_is_one_process(one_process, fresh_child, monkeypatch):
     demo, expected = one_process
     monkeypatch.setattr(missworker, "command", lambda: ["/nonexistent/python3"])
     mem = Memory(demo)
@@ -126,7 +142,7 @@ def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
     assert not missreview.core_is_free()  # one core: nothing to share
 
 
-def test_a_review_that_fails_leaves_no_second_process_behind(one_process, monkeypatch):
+def test_a_review_that_fails_leaves_no_second_process_behind(one_process, fresh_child, monkeypatch):
     demo, _ = one_process
     started = []
     real = missworker.SecondReviewer
@@ -150,7 +166,7 @@ def test_a_review_that_fails_leaves_no_second_process_behind(one_process, monkey
     assert len(started) == 1 and not started[0].running  # stopped and reaped
 
 
-def test_the_second_process_never_imports_an_engine_from_the_working_directory(one_process, slow_here,
+def test_the_second_process_never_imports_an_engine_from_the_working_directory(one_process, slow_here, fresh_child,
                                                                                tmp_path, monkeypatch):
     # `python -m engine.missworker` put the working directory first on sys.path: `kb misses`
     # run from a folder holding an `engine/` package or a `Stemmer.py` ran that code in the
