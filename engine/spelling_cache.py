@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 
 from . import suggest as suggest_module
@@ -85,18 +86,33 @@ def fleet_spelling(root: str, parts: Sequence[tuple[str, Opening]],
     found = _load(path, key, keys, FLEET_MAGIC, FLEET_MAX_BYTES)
     if found is not None:
         return found
+    if not _can_keep(root, path):
+        return None  # the bases' parts, which may be kept: not every key prepared a refusal
+    made = spelling_of(keys())
+    _store(path, key, made, FLEET_MAGIC)
+    return made
+
+
+def _can_keep(root: str, path: str) -> bool:
+    """Can the fleet's spelling be written at `path`? Its `.kb` made when absent. Not in a
+    root that cannot be written, nor when `.kb` or the file is a link, `.kb` a file or the
+    file a folder: prepared there, it would be thrown away and prepared again every refusal."""
     folder = os.path.dirname(path)
     try:
         os.mkdir(folder)  # the fleet root's `.kb`, beside its miss log
     except FileExistsError:
         pass
     except OSError:
-        return None  # a fleet root that cannot be written: the bases' parts, which may be kept
-    if not os.access(folder, os.W_OK):
-        return None
-    made = spelling_of(keys())
-    _store(path, key, made, FLEET_MAGIC)
-    return made
+        return False
+    try:
+        refuse_links(path, below=root)
+        if not stat.S_ISDIR(os.lstat(folder).st_mode) or not os.access(folder, os.W_OK):
+            return False
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _fleet_stamp(parts: Sequence[tuple[str, Opening]]) -> str:
