@@ -42,11 +42,15 @@ def write_atomic(
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.filename is None:
+            # A write or fsync the disk refused (full, a size limit) says only why: the one
+            # line a refusal prints must name the file too.
+            raise OSError(e.errno, e.strerror, str(path)) from e
         raise
 
 

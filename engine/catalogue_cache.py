@@ -31,7 +31,8 @@ a folder others can write in). A file that is truncated, damaged, of another for
 version, or not a regular file is treated as absent and rebuilt. Its rows stay in the file
 until a question reads them, each checked by its own CRC-32 first (engine/sealedfile.py); a
 damaged one is never decoded: the opening is read again from the index (the same state
-gives the same rows) and the file replaced (`_Reread`). It is opened O_NOFOLLOW and
+gives the same rows) and the file replaced (`_Reread`). A value of another shape than kb
+writes (a file sealed right by hand) is damage too (engine/blobshape.py). It is opened O_NOFOLLOW and
 written atomically (engine/atomic.py) with no link followed on the way (engine/nofollow.py).
 A cache that cannot be written (a read-only fleet, a planted link) is simply not kept: the
 answer is the same, only slower.
@@ -57,6 +58,7 @@ from . import stopwords as stopwords_module
 from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .atomic import write_atomic
+from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
 from .record import fields as record_fields, record, replace
 from .sealedfile import (
     Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest,
@@ -192,16 +194,19 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     if vocabulary is None or op.key is None or op.key != _key(index):
         return None
     hits = []
-    for s in _asked(question, tuple(terms)):
-        if _PLAIN_TOKEN.match(s) is None:
-            return None
-        at = vocabulary.find(f"\n{s} ")
-        if at >= 0:
-            start = at + len(s) + 2
-            hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
-    if not hits:
-        return 0.0
-    return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+    try:
+        for s in _asked(question, tuple(terms)):
+            if _PLAIN_TOKEN.match(s) is None:
+                return None
+            at = vocabulary.find(f"\n{s} ")
+            if at >= 0:
+                start = at + len(s) + 2
+                hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
+        if not hits:
+            return 0.0
+        return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+    except ValueError:  # a vocabulary kb did not write (sealed right by hand): search the base
+        return None
 
 
 @lru_cache(maxsize=64)
@@ -297,9 +302,9 @@ def _load(index: TextIndex, key: tuple) -> Opening | None:
     payload, regions = got
     (_, _, skipped_stats, said, indexed_at_ns, records, entries, words, unreachable, chunks, vocabulary) = payload
     known, record_blobs, entry_blobs, word_blobs, columns = regions
-    if not (type(skipped_stats) is dict and type(said) is tuple
+    if not (_is_stats(skipped_stats) and _is_texts(said) and _is_texts(unreachable)
             and is_keyed(records, record_blobs) and is_blobs(entries, entry_blobs) and is_keyed(words, word_blobs)
-            and type(unreachable) is tuple and type(chunks) is int
+            and type(chunks) is int
             and (indexed_at_ns is None or type(indexed_at_ns) is int)
             and (vocabulary is None or type(vocabulary) is str)):
         return None
@@ -333,20 +338,46 @@ def _store(index: TextIndex, op: Opening) -> None:
         pass  # a read-only fleet, a full disk, a link: the answer is the same, only slower
 
 
-def _decoded(op: Opening, get):
+def _decoded(op: Opening, get, fits: Callable[[object], bool] = lambda value: True):
     """`get(op)`, a record's, entry's, word's or the columns' value: decoded from the cache
     file's blob (checked first), or as read from the index (an opening that is not kept is
-    never encoded at all). A blob whose bytes are damaged is never decoded: the opening is
-    read again from the index, the file replaced, and the value taken from there."""
+    never encoded at all). A blob whose bytes are damaged, or whose value `fits` refuses (not
+    of the shape kb writes: a file sealed right by hand), is never used: the opening is read
+    again from the index, the file replaced, and the value taken from there."""
     try:
         blob = get(op)
         if isinstance(blob, Region):
-            return blob.value()
-        return loads(blob, op.where) if isinstance(blob, bytes) else blob
+            value = blob.value()
+        elif isinstance(blob, bytes):
+            value = loads(blob, op.where)
+        else:
+            return blob
+        if not fits(value):
+            raise Damaged(f"{op.where}: a value not of the shape kb writes")
+        return value
     except Damaged:
         if op.reread is None:
             raise
         return get(op.reread())
+
+
+# The shapes of the values _read makes, as kept in the file (engine/blobshape.py).
+_is_record = shaped((int, str, str, bool, str, str, TEXTS, str, OPTIONAL_INT, bool, OPTIONAL_INT, TEXTS, OPTIONAL_STR,
+                     int, int, TEXTS))  # FileRecord's fields in order
+_is_entry = shaped((str, (str, str, str, TEXTS, TEXTS, [(str, TEXTS)], TEXTS, TEXTS, TEXTS)))  # (path, _entry_row)
+_is_columns = shaped((TEXTS, TEXTS))  # the entries' paths and species
+_is_texts = shaped(TEXTS)  # the skipped lines, the unreachable paths
+_is_postings = shaped(([(int, bool, NUMBER, int)], [(int, str, TEXTS, str)]))  # as Catalogue makes them
+
+
+def _is_stats(value) -> bool:
+    """Paths to "mtime_ns:size", as the stale check compares them."""
+    return type(value) is dict and _is_texts(tuple(value)) and _is_texts(tuple(value.values()))
+
+
+def _is_word(value, entries: int) -> bool:
+    """A word's postings and phrases, each pointing at one of the base's `entries`."""
+    return _is_postings(value) and firsts_within(value[0], entries) and firsts_within(value[1], entries)
 
 
 class _Reread:
@@ -387,7 +418,7 @@ class Records(Mapping):
     def __getitem__(self, path: str) -> FileRecord:
         rec = self._done.get(path)
         if rec is None:
-            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path]))
+            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path], _is_record))
         return rec
 
     def __iter__(self) -> Iterator[str]:
@@ -425,7 +456,7 @@ class _Entries(Sequence):
             b = bisect_right(self._starts, i) - 1
             base, op = self._parts[b]
             k = i - self._starts[b]
-            path, row = _decoded(op, lambda op: op.entries[k])  # a blob, or as read from the index
+            path, row = _decoded(op, lambda op: op.entries[k], _is_entry)  # a blob, or as read from the index
             title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = row
             e = self._done[i] = Entry(
                 base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
@@ -450,7 +481,7 @@ class _Words:
             postings: list = []
             phrases: list = []
             for op, start in self._parts:
-                got = _decoded(op, lambda op: op.words.get(w))
+                got = _decoded(op, lambda op: op.words.get(w), lambda v: _is_word(v, len(op.entries)))
                 if got is None:
                     continue
                 p, ph = got
@@ -535,7 +566,8 @@ class FleetCatalogue(Catalogue):
         base, op = self._parts[b]
         columns = self._base_columns.get(b)
         if columns is None:
-            columns = self._base_columns[b] = _decoded(op, lambda op: op.columns)
+            columns = self._base_columns[b] = _decoded(
+                op, lambda op: op.columns, lambda v: _is_columns(v) and len(v[0]) == len(v[1]) == len(op.entries))
         paths, species = columns
         k = i - self.entries._starts[b]
         if name == "ids":

@@ -78,6 +78,10 @@ PASSAGE_SCAN_CHUNKS = 2_000
 # the fused answer's worst times. A snapshot is immutable and acyclic, so once a large one
 # is built it is moved out of the collector's sight (gc.freeze); small fleets never pay.
 FREEZE_ABOVE_CHUNKS = 10_000
+# Resident text legs built at once: each build holds a connection (three descriptors with its
+# log) while it reads its base. Fifty bases built together ran a process under `ulimit -n 32`
+# out of descriptors, and a third build on two cores gains nothing under the GIL.
+_RESIDENT_BUILDS = threading.BoundedSemaphore(2)
 # Notes whose "does its text hold this word" answers are remembered (the coverage rule);
 # past it the memory starts over.
 HELD_WORDS_NOTES = 4_096
@@ -190,6 +194,7 @@ class Memory:
         self._resident_wanted = resident
         self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
         self._resident_building: set[str] = set()
+        self._resident_failed: set[str] = set()  # builds that raised: FTS5 answers these bases
         self._held = threading.local()  # one_state's snapshot, per thread
         self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # _covered_verdict's
 
@@ -690,10 +695,18 @@ class Memory:
     def _build_resident(self, name: str, idx: TextIndex) -> None:
         from .resident import ResidentText
 
-        leg = ResidentText(idx)
-        with self._swap:  # an update that landed during the build is followed before it answers
-            leg.refresh()
-            self._resident[name] = leg
+        try:
+            with _RESIDENT_BUILDS:
+                leg = ResidentText(idx)
+            with self._swap:  # an update that landed during the build is followed before it answers
+                leg.refresh()
+                self._resident[name] = leg
+        except Exception:
+            # Out of descriptors or memory, the index unreadable meanwhile: FTS5 keeps answering
+            # this base with the same ranking, and nothing waits for a leg that will not come
+            # (a traceback from the thread, and kb misses waited two minutes for it).
+            with self._swap:
+                self._resident_failed.add(name)
 
     def hold_text_in_memory(self, timeout: float = 120.0) -> bool:
         """Answer the text leg from memory from now on, and wait until it can: for a caller
@@ -708,7 +721,8 @@ class Memory:
             self._text_search(name, idx)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if all(n in self._resident for n, i in self.indexes.items() if i.memory_why is None):
+            if all(n in self._resident or n in self._resident_failed
+                   for n, i in self.indexes.items() if i.memory_why is None):
                 return True
             time.sleep(0.01)
         return False

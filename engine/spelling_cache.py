@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from . import suggest as suggest_module
 from .atomic import write_atomic
+from .blobshape import TEXTS, shaped, within
 from .catalogue_cache import Opening
 from .digests import blake2b
 from .nofollow import refuse_links
@@ -131,9 +132,14 @@ def _load(path: str, key: tuple, keys: Callable[[], Iterable[str]], magic: bytes
     if not (is_keyed(by_gram, regions[0]) and is_keyed(keys_of, regions[1]) and is_blobs(written, regions[2])):
         return None
     again = _Again(path, key, keys, magic)
-    return Spelling(_Decoded(Keyed(*by_gram, regions[0]), path, lambda: again().by_gram),
-                    _Decoded(Keyed(*keys_of, regions[1]), path, lambda: again().keys_of),
-                    _Decoded(Blobs(*written, regions[2]), path, lambda: again().keys))
+    written = Blobs(*written, regions[2])
+    n = len(written)
+    # Each value as suggest.spelling_of makes it: a gram's words, a word's keys (each one of
+    # the n written), a key's (normalised, as written); any other is read as damage.
+    return Spelling(_Decoded(Keyed(*by_gram, regions[0]), path, lambda: again().by_gram, _is_words),
+                    _Decoded(Keyed(*keys_of, regions[1]), path, lambda: again().keys_of,
+                             lambda v: _is_places(v) and within(v, n)),
+                    _Decoded(written, path, lambda: again().keys, _is_key))
 
 
 def _store(path: str, key: tuple, made: Spelling, magic: bytes = MAGIC) -> None:
@@ -170,10 +176,10 @@ class _Decoded:
     again and again, and a name is found in a Keyed by a scan of its listing. A damaged blob
     is never decoded: the value comes from the spelling prepared again (`again`)."""
 
-    __slots__ = ("_blobs", "_path", "_again", "_done")
+    __slots__ = ("_blobs", "_path", "_again", "_shaped", "_done")
 
-    def __init__(self, blobs, path: str, again: Callable):
-        self._blobs, self._path, self._again = blobs, path, again
+    def __init__(self, blobs, path: str, again: Callable, shaped: Callable[[object], bool]):
+        self._blobs, self._path, self._again, self._shaped = blobs, path, again, shaped
         self._done: dict = {}
 
     def get(self, name: str, default=None):
@@ -181,7 +187,7 @@ class _Decoded:
         if got is _UNREAD:
             try:
                 blob = self._blobs.get(name)
-                got = None if blob is None else loads(blob, self._path)
+                got = None if blob is None else self._value(blob)
             except Damaged:
                 got = self._again().get(name)
             self._done[name] = got
@@ -191,14 +197,21 @@ class _Decoded:
         got = self._done.get(k, _UNREAD)
         if got is _UNREAD:
             try:
-                got = loads(self._blobs[k], self._path)
+                got = self._value(self._blobs[k])
             except Damaged:
                 got = self._again()[k]
             self._done[k] = got
         return got
 
+    def _value(self, blob: bytes):
+        value = loads(blob, self._path)
+        if not self._shaped(value):
+            raise Damaged(f"{self._path}: a value not of the shape kb writes")
+        return value
+
 
 _UNREAD = object()
+_is_words, _is_places, _is_key = shaped(TEXTS), shaped([int]), shaped((str, str))
 # The suggester's code (its trigrams, what a key's words are) and this file's: a kb that changed
 # them never reads another version's grams. The normalising is in the opening's key.
 _SOURCE = source_digest([suggest_module.__file__, __file__])
