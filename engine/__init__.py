@@ -7,9 +7,24 @@
 
 from __future__ import annotations
 
-from .answer import Answer, Result
-from .errors import KbError
-from .memory import Memory
-from .query import Query
+import importlib
 
 __all__ = ["Answer", "KbError", "Memory", "Query", "Result"]
+
+# The names above, each from its module, imported when first read (PEP 562): `kb route` runs
+# `engine.cli`, and a package that imported Memory at once would import the whole engine
+# before `kb` could start its stale check's second process (engine/checkahead.py).
+_HOMES = {"Answer": "answer", "Result": "answer", "KbError": "errors", "Memory": "memory", "Query": "query"}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -40,7 +40,9 @@ import stat
 import time
 from array import array
 from pathlib import Path
+from typing import Iterator
 
+from . import checkahead
 from .atomic import write_atomic
 from .sealedfile import Damaged, open_shaped, seal
 from .clean import is_valid_text, shown
@@ -257,17 +259,33 @@ def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_
 def unchanged(root: Path, stamp: tuple) -> bool:
     """True when the kept plan for `stamp` holds: every folder has its stat, every note its
     mtime and size and a ctime older than the plan's bound, every other name is still no
-    regular file. False means only "ask the full check"."""
+    regular file. False means only "ask the full check". The plan may already have been run
+    by a second process while this one imported the engine (check_ahead)."""
     root_s = os.fspath(root)
+    ahead = checkahead.take(root_s)  # used once: a later check stats again
+    if ahead is not None and ahead[0] == stamp:
+        return ahead[1]
+    plan = kept_plan(root_s)
+    return plan is not None and plan[0] == stamp and plan_holds(plan)
+
+
+def kept_plan(root_s: str) -> tuple | None:
+    """The plan kept in the listing of the base at `root_s` (its first value the index state it
+    was made against), or None: no listing, another base's, or not a plan of our making."""
     got = _payload(os.path.join(root_s, ".kb", CACHE_NAME))
     if got is None:
-        return False
+        return None
     plan = got[0][1]
-    if type(plan) is not tuple or len(plan) != 12 or plan[0] != stamp or plan[1] != root_s:
-        return False
+    if type(plan) is not tuple or len(plan) != 12 or plan[1] != root_s:
+        return None
     if type(plan[2]) is not int or any(type(plan[i]) is not str for i in _PLAN_PATHS) or any(
             type(plan[i]) is not bytes for i in _PLAN_NUMBERS):
-        return False  # sealed as ours, but not a plan of our making
+        return None  # sealed as ours, but not a plan of our making
+    return plan
+
+
+def plan_holds(plan: tuple) -> bool:
+    """Whether the disk still matches a kept plan (see unchanged), by one stat per path."""
     stat_of = os.stat
     try:
         ctime_from = plan[2]
@@ -292,6 +310,60 @@ def unchanged(root: Path, stamp: tuple) -> bool:
         except (OSError, TypeError, ValueError):
             continue
     return True
+
+
+def check_ahead(argv: list[str]) -> bool:
+    """Start running the kept plans of the bases `kb route` or `kb boot` with these arguments
+    names (each folder named, or its bases one level down) in a second process, before this one
+    imports the engine: unchanged() then reads that process's verdict for a base whose plan
+    is stamped with the index state it compares against. False when nothing was started."""
+    if not argv or argv[0] not in AHEAD_VERBS:
+        return False
+    try:
+        listings = _listings_named(argv[1:])
+        if not listings and argv[0] == "boot":
+            listings = _listings_named(["."])  # boot's default: the hook's cwd, else "."
+    except (OSError, ValueError):
+        return False  # a word no folder can be made of: the check runs in process, as before
+    if not listings:
+        return False
+    return checkahead.start(lambda: _verdicts(listings))
+
+
+AHEAD_VERBS = ("route", "boot")
+AHEAD_MAX_BASES = 64  # a fleet of more bases is checked in process (most are too small to keep a plan)
+
+
+def _listings_named(words: list[str]) -> list[str]:
+    """The bases with a kept listing among the folders in `words` and their first level."""
+    found: list[str] = []
+    for word in words:
+        if word.startswith("-") or not os.path.isdir(word):
+            continue  # an option, the question, a number
+        folder = os.path.realpath(word)  # the fleet resolves the paths it is given
+        if os.path.isfile(os.path.join(folder, ".kb", CACHE_NAME)):
+            found.append(folder)
+            continue
+        try:
+            with os.scandir(folder) as entries:
+                children = [e.path for e in entries if not e.name.startswith(".") and e.is_dir()]
+        except OSError:
+            continue
+        if len(children) > AHEAD_MAX_BASES:
+            return []
+        # in the fleet's order (engine/fleet.py sorts a root's bases by name): the check asks
+        # the first base's verdict first, and the child sends each as it has it
+        found += [c for c in sorted(children) if os.path.isfile(os.path.join(c, ".kb", CACHE_NAME))]
+    return found[:AHEAD_MAX_BASES]
+
+
+def _verdicts(roots: list[str]) -> Iterator[tuple[str, tuple[tuple, bool]]]:
+    """Each base's plan run: (its root, (the index state it was made against, whether it
+    holds)), in the order given, each as soon as it is known."""
+    for root in roots:
+        plan = kept_plan(root)
+        if plan is not None:
+            yield root, (plan[0], plan_holds(plan))
 
 
 _PLAN_PATHS, _PLAN_NUMBERS = (3, 8, 11), (4, 5, 6, 7, 9, 10)  # keep_plan's NUL-joined paths, packed arrays

@@ -140,6 +140,8 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
+    # a route or boot of a common form is parsed by engine/cli/quickargs.py
+    "argparse", "gettext",
     # OpenSSL, which hashlib loads (blake2b is engine.digests's)
     "hashlib", "_hashlib",
 )
@@ -152,7 +154,7 @@ NO_DATACLASSES = ("dataclasses", "inspect", "dis", "ast", "tokenize")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
-    "code = main(sys.argv[1:])\n"
+    "code = main()\n"
     "sys.stdout.flush()\n"
     "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
     "sys.exit(code)\n"

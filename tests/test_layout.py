@@ -25,8 +25,9 @@ OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.doss
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}
 # Standard-library modules a route that writes nothing never uses, imported where they are:
-# tempfile (with random) where a file is written, shutil where notes are copied.
-LATE_STDLIB = {"tempfile", "shutil"}
+# tempfile (with random) where a file is written, shutil where notes are copied, argparse where
+# a parser is built (a route or boot of a common form is parsed by engine/cli/quickargs.py).
+LATE_STDLIB = {"tempfile", "shutil", "argparse"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 

@@ -262,11 +262,10 @@ PLAN_CHANGES = [_edit, _edit_same_size, _edit_same_size_mtime_set_back, _chmod, 
                 _link_to_a_folder_now_to_a_note]
 
 
-@pytest.mark.parametrize("change", PLAN_CHANGES, ids=[c.__name__.lstrip("_") for c in PLAN_CHANGES])
-def test_every_change_the_check_sees_fails_its_kept_plan(tmp_path, change):
-    """A check that found nothing changed keeps its plan; every change the full check sees
-    (edits by mtime, size or ctime alone, adds, deletes, renames, links) fails the plan."""
-    base = _base(tmp_path)
+def plan_kept(base: Path) -> tuple[dict[str, str], int, tuple]:
+    """Links set up, notes aged, the listing kept, and a check against an index state that
+    finds nothing changed (so it keeps its plan): what it compared (the notes' stats as
+    indexed, the young bound, the index state), for a change to be checked against."""
     _link_setup(base)
     old = time.time() - 3600  # notes older than the index can doubt
     for note in [*base.rglob("*.md"), *_outside(base).rglob("*.md")]:
@@ -279,6 +278,15 @@ def test_every_change_the_check_sees_fails_its_kept_plan(tmp_path, change):
     known = {rel: f"{st.st_mtime_ns}:{st.st_size}" for rel, st in found.items()}
     stamp = ("an index state", 1)
     assert indexupdate.notes_changed(base, known, {}, [], young_from, stamp) is False
+    return known, young_from, stamp
+
+
+@pytest.mark.parametrize("change", PLAN_CHANGES, ids=[c.__name__.lstrip("_") for c in PLAN_CHANGES])
+def test_every_change_the_check_sees_fails_its_kept_plan(tmp_path, change):
+    """A check that found nothing changed keeps its plan; every change the full check sees
+    (edits by mtime, size or ctime alone, adds, deletes, renames, links) fails the plan."""
+    base = _base(tmp_path)
+    known, young_from, stamp = plan_kept(base)
     assert listing_cache.unchanged(base, stamp) and not listing_cache.unchanged(base, ("another", 2))
     time.sleep(0.02)
     change(base)

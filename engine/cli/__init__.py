@@ -9,13 +9,18 @@ names it and its options.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
+from .. import checkahead, listing_cache
 from ..clean import shown
 from ..errors import KbError, os_error_line
+from . import quickargs
+
+if TYPE_CHECKING:
+    import argparse
 
 # The verb table, in `kb --help` order: a verb as typed, the module that adds its parser
 # (with its handler, `func`), and the function there that adds it. A process imports the
@@ -44,6 +49,8 @@ VERBS: tuple[tuple[str, str, str], ...] = (
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """`kb`'s parser: with every verb, or with `verb` alone (what that verb's run needs: its
     usage, help and errors read the same either way)."""
+    import argparse  # here: a route or boot of a common form parses without it (quickargs)
+
     p = argparse.ArgumentParser(
         prog="kb",
         description="Route a question to the note and the agent that answer it; no model, no network.",
@@ -75,9 +82,14 @@ def _speak_utf8() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and checkahead.wanted():
+        # The process's own arguments: this is kb's entry, not a caller in a process of its
+        # own (a test, a tool), so it may fork the stale check's stats to run while the verb's
+        # modules are imported (engine/checkahead.py).
+        listing_cache.check_ahead(sys.argv[1:])
     _speak_utf8()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_verb_of(argv)).parse_args(argv)
+    args = quickargs.parse(argv) or build_parser(_verb_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KbError as e:

@@ -10,12 +10,14 @@ turns them into Memory.ask's keywords; `add_fusion(subparsers)` adds `kb fusion 
 
 from __future__ import annotations
 
-import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fleet import discover
 from ..purpose import PURPOSE_NAMES
+
+if TYPE_CHECKING:
+    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
 
 # The stage itself is imported by the handler that runs it: `kb route` parses these options
 # on every prompt of a hook and fuses for a purpose rarely.

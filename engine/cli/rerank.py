@@ -8,12 +8,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fleet import discover
 from ..rerank import PRECISIONS
+
+if TYPE_CHECKING:
+    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
 
 # The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
 # that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.

@@ -1,0 +1,160 @@
+"""Work started in a forked second process at a one-shot's start, its answer read when needed.
+
+A fresh `kb route` spends ~20 ms importing the engine and ~20 ms in the stale check's stats
+(engine/listing_cache.py's plan: one stat per folder and note, the syscall floor of a check
+that misses no edit). Neither needs the other, so the process forks before its imports and
+the child runs the stats while the parent imports; the parent reads the child's answer when
+its check asks. A thread would not do: each stat releases the GIL for ~3 us, and the thread
+then waits for the importing thread to let go of it.
+
+Safe by construction:
+- forked only from `kb`'s own entry (engine/cli.main with no argv), before any thread exists:
+  a process with threads is never forked (its locks could be held by a thread the child lacks);
+- the child writes each result to a pipe as one frame (a length, then marshal) as soon as it
+  has it, and leaves by os._exit (no atexit, no buffers flushed twice); a parent gone makes
+  its write fail, so it ends: never hung, and reparented to init, never a zombie for long.
+  The parent reaps it when it has read everything;
+- any failure (no fork, a child killed, a cut or unreadable frame, a result never sent) is no
+  answer for that key, and the caller does the work itself, as it did before.
+"""
+
+from __future__ import annotations
+
+import _thread
+import atexit
+import marshal
+import os
+import sys
+from typing import Callable, Iterator
+
+# The running child: (pid, the pipe's read end), until it has sent everything or failed.
+_child: tuple[int, int] | None = None
+_received: dict = {}  # what the child sent, by key, until a caller takes it
+_pending = bytearray()  # bytes read past the last whole frame
+
+
+def wanted() -> bool:
+    """Whether a second process would run beside this one now: a core idle this instant (no
+    thread runnable on the machine but this one, on two usable cores or more). On a busy
+    machine the child only takes this process's turn, and costs more than the work it takes
+    (its start and the pages both processes then copy on write: ~10 ms of CPU). KB_CHECK_AHEAD
+    set to 1 or 0 decides instead (benchmarks, tests)."""
+    forced = os.environ.get("KB_CHECK_AHEAD")
+    if forced in ("0", "1"):
+        return forced == "1"
+    try:
+        cores = len(os.sched_getaffinity(0))  # the cores this process may run on
+        with open("/proc/loadavg", "rb") as f:
+            runnable = int(f.read().split()[3].split(b"/")[0])  # runnable threads, this one among them
+    except (AttributeError, OSError, ValueError, IndexError):
+        return False  # not Linux: no way to tell, so no second process
+    return cores >= 2 and runnable <= 1
+
+
+def start(work: Callable[[], Iterator[tuple[str, object]]]) -> bool:
+    """Run `work()` in a forked child: each (key, value) it yields (a str, and a value marshal
+    can write) is sent as soon as it is made, for take(key) to read. False when not started."""
+    global _child
+    if _child is not None or not _alone():
+        return False
+    _received.clear()
+    _pending.clear()
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return False
+    if pid == 0:  # the child: do the work, send it, leave without running the parent's exit
+        code = 1
+        try:
+            os.close(read_end)
+            for item in work():
+                frame = marshal.dumps(item)
+                _send(write_end, len(frame).to_bytes(4, "little") + frame)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    _child = (pid, read_end)
+    atexit.register(_finish)
+    return True
+
+
+def _finish() -> None:
+    """At exit: a child that has sent everything is reaped (not left a zombie until this
+    process is gone); one still at work finds its pipe closed and ends."""
+    global _child
+    if _child is None:
+        return
+    pid, read_end = _child
+    _child = None
+    os.close(read_end)
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def take(key: str) -> object | None:
+    """The value the child sent for `key`, waiting for it while the child is at work; None
+    when it sent none (never started, failed, killed, or done without it). Taken once: a
+    second call for the key returns None."""
+    while key not in _received and _child is not None:
+        _read_more()
+    return _received.pop(key, None)
+
+
+def _read_more() -> None:
+    """Read what the child sent next; at its end (or a failure), reap it."""
+    global _child
+    pid, read_end = _child
+    try:
+        chunk = os.read(read_end, 1 << 16)
+    except OSError:
+        chunk = b""
+    if chunk:
+        _pending.extend(chunk)
+        _whole_frames()
+        return
+    _child = None
+    os.close(read_end)
+    _reap(pid)  # its exit status adds nothing: a frame that arrived whole is whole
+
+
+def _whole_frames() -> None:
+    while len(_pending) >= 4:
+        n = int.from_bytes(_pending[:4], "little")
+        if len(_pending) < 4 + n:
+            return
+        try:
+            item = marshal.loads(bytes(_pending[4:4 + n]))
+        except (EOFError, ValueError, TypeError):
+            item = None
+        del _pending[:4 + n]
+        if type(item) is tuple and len(item) == 2 and type(item[0]) is str:
+            _received[item[0]] = item[1]
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _send(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _alone() -> bool:
+    """Whether this process may fork: POSIX, and no thread but this one."""
+    if not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    return _thread._count() == 0 and (threading is None or threading.active_count() == 1)
