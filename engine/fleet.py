@@ -232,7 +232,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         else:
             found = _child_bases(p)
             if found and not (p / "fleet.txt").is_file() and _notes_outside(p, found):
-                found = [p]  # a vault whose folder holds an index.md: a note there, not an agent
+                found = [(p, False)]  # a vault whose folder holds an index.md: a note there, not an agent
                 fleet_root_flags.append(False)
             elif found:
                 fleet_root_flags.append(True)
@@ -285,7 +285,7 @@ def _one_per_real_directory(found: list[tuple[Path, bool]]) -> tuple[list[Path],
     return kept, duplicates
 
 
-def _notes_outside(root: Path, bases: list[Path]) -> bool:
+def _notes_outside(root: Path, bases: list[tuple[Path, bool]]) -> bool:
     """Would reading `root` as a fleet of these bases leave notes unread? A note at its top
     (a README.md aside: a fleet's repository has one) or a folder of notes that is no base.
     Such a folder without fleet.txt is a person's vault, one base, and an index.md inside it
@@ -295,7 +295,7 @@ def _notes_outside(root: Path, bases: list[Path]) -> bool:
             entries = [e for e in listing if not e.name.startswith(".")]
     except OSError:
         return False
-    kept = {b.name for b in bases}
+    kept = {b.name for b, _ in bases}
     for e in entries:
         if e.name.endswith(".md") and e.name.lower() != "readme.md" and e.is_file():
             return True

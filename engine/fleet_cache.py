@@ -11,6 +11,7 @@ bases' own files are read (or kept) as before.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 
 from .atomic import write_atomic
@@ -27,8 +28,11 @@ def fleet_file(root: str, name: str) -> str:
 
 
 def writable_folder(path: str) -> bool:
-    """Whether the folder of a fleet file exists or was made (the fleet root's `.kb`, beside
-    its miss log) and can be written: a read-only fleet keeps no fleet file."""
+    """Whether a fleet file can be kept at `path`: its folder (the fleet root's `.kb`, beside
+    its miss log) made when absent, writable, and neither `.kb` nor the file a link, `.kb` not a
+    file nor the file a folder. Otherwise a read-only or hostile root keeps no fleet file, and
+    the bases' own files serve: prepared there, it would be thrown away and prepared again on
+    every process (breaker6: a fleet's spelling rebuilt on every refusal)."""
     folder = os.path.dirname(path)
     try:
         os.mkdir(folder)
@@ -36,7 +40,15 @@ def writable_folder(path: str) -> bool:
         pass
     except OSError:
         return False
-    return os.path.isdir(folder) and os.access(folder, os.W_OK)
+    try:
+        refuse_links(path, below=os.path.dirname(folder))
+        if not stat.S_ISDIR(os.lstat(folder).st_mode) or not os.access(folder, os.W_OK):
+            return False
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def fleet_stamp(parts: Iterable[tuple[str, str, tuple | None]]) -> str:

@@ -10,7 +10,7 @@ import fnmatch
 from pathlib import Path
 
 from .atomic import write_atomic
-from .textfile import read_regular_text
+from .textfile import open_regular, read_regular_text
 
 
 def ensure_ignored(path: Path) -> None:
@@ -40,7 +40,10 @@ def keep_out_of_git(folder: Path, names: list[str]) -> None:
     if exclude is None:
         return
     sources = [(_read_quiet(p / ".gitignore"), p == d) for p in chain]
-    current = _read_quiet(exclude)
+    raw = _read_exclude(exclude)
+    if raw is None:
+        return
+    current = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
     sources.append((current, False))
     under = d.relative_to(top).as_posix()
     prefix = "/" if under == "." else f"/{under}/"
@@ -57,12 +60,14 @@ def keep_out_of_git(folder: Path, names: list[str]) -> None:
     if missing:
         # Only the exclude file is ever written, never a .gitignore: a linked .gitignore is read
         # (to see what it covers) and nothing of it is copied anywhere.
-        sep = "" if not current or current.endswith("\n") else "\n"
+        # Appended to the file's own bytes, never to its decoded text: a pattern in another
+        # encoding (a Latin-1 name) or a byte-order mark written back through UTF-8 changed.
+        sep = b"" if not raw or raw.endswith(b"\n") else b"\n"
         try:
             exclude.parent.mkdir(exist_ok=True)
             if exclude.is_symlink() or exclude.parent.is_symlink():
                 return
-            write_atomic(exclude, current + sep + "".join(m + "\n" for m in missing))
+            write_atomic(exclude, raw + sep + "".join(m + "\n" for m in missing).encode())
         except OSError:
             pass
 
@@ -88,6 +93,18 @@ def _exclude_file(dot_git: Path) -> Path | None:
     except (OSError, ValueError):
         pass
     return common / "info" / "exclude"
+
+
+def _read_exclude(p: Path) -> bytes | None:
+    """The exclude file's bytes, b"" when there is none; None when it is there but cannot be
+    read (a FIFO, a folder, no permission): then it is not replaced by kb's lines alone."""
+    try:
+        with open_regular(p) as f:
+            return f.read()
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        return None
 
 
 def _read_quiet(p: Path) -> str:

@@ -54,7 +54,7 @@ def refusal(line: bytes) -> dict[str, Any] | None:
     except UnicodeDecodeError as e:
         return _error(None, PARSE_ERROR, f"Parse error: not UTF-8 (byte 0x{line[e.start]:02x} at offset {e.start})")
     try:
-        message, bad = _read(text, _int_in_reach)
+        message, bad = _read(text, _int_in_reach, _float_in_reach)
     except ValueError:
         # An integer past the limit on reading one (4,300 unless set), whose error advises
         # sys.set_int_max_str_digits, or is the library's: no id or argument kb takes is that long.
@@ -165,10 +165,10 @@ def line_too_long(head: bytes, wire) -> dict[str, Any] | None:
     return _error(msg_id, INVALID_REQUEST, f"Invalid Request: a line of {size:,} bytes; kb serve reads lines of up to {MAX_LINE_BYTES:,}")
 
 
-def _read(text: str, parse_int=None) -> tuple[Any, dict[str, Any] | None]:
+def _read(text: str, parse_int=None, parse_float=None) -> tuple[Any, dict[str, Any] | None]:
     """The message, or the parse error it gets."""
     try:
-        return json.loads(text, parse_int=parse_int), None
+        return json.loads(text, parse_int=parse_int, parse_float=parse_float), None
     except json.JSONDecodeError as e:
         return None, _error(None, PARSE_ERROR, f"Parse error: not JSON ({e})")
     except RecursionError:  # `[[[[...` a thousand deep: it killed the relay, and the server with it
@@ -184,6 +184,22 @@ def _int_in_reach(written: str) -> int:
     return int(written)
 
 
+def _float_in_reach(written: str) -> float:
+    """A number with a fraction or an exponent as both readers take it, or ValueError: the
+    library's parser counts its whole part (sign included) against the integers' limit, and
+    Python's float() reads any length."""
+    if len(_whole_part(written)) > LIBRARY_INT_CHARS:
+        raise ValueError("number too long")
+    return float(written)
+
+
+def _whole_part(written: str) -> str:
+    return _WHOLE.match(written).group()
+
+
+_WHOLE = re.compile(r"-?\d*")
+
+
 def _int_limit() -> int:
     """The longest integer read, in characters: the library's 4,300, or Python's limit when
     set lower (0 is no limit)."""
@@ -194,7 +210,7 @@ def _too_long(text: str) -> dict[str, Any]:
     """The refusal of a line holding an integer too long for Python to read: read again with
     each such number as null, to answer under the message's id when the rest is a message."""
     limit = _int_limit()
-    too_long: list[str] = []
+    too_long: list[str] = []  # each number's whole part, "." after one that has a fraction or exponent
 
     def read_int(written: str) -> int | None:
         if len(written) > limit:
@@ -202,15 +218,24 @@ def _too_long(text: str) -> dict[str, Any]:
             return None
         return int(written)
 
-    message, bad = _read(text, read_int)
+    def read_float(written: str) -> float | None:
+        if len(_whole_part(written)) > LIBRARY_INT_CHARS:
+            too_long.append(_whole_part(written) + ".")
+            return None
+        return float(written)
+
+    message, bad = _read(text, read_int, read_float)
     if bad:  # not JSON after all, past the number
         return bad
-    first = too_long[0]
+    first = too_long[0].removesuffix(".")
     digits = len(first) - first.startswith("-")
     sign = " and a minus sign" if first.startswith("-") else ""
+    reads = f"integers of at most {limit:,} characters"
+    if too_long[0].endswith("."):
+        sign += " before its point or exponent"
+        reads = f"at most {LIBRARY_INT_CHARS:,} characters before a number's point or exponent"
     return _error(_id_of(message), INVALID_REQUEST,
-                  f"Invalid Request: a number of {digits:,} digits{sign} "
-                  f"(kb reads integers of at most {limit:,} characters, a minus sign included)")
+                  f"Invalid Request: a number of {digits:,} digits{sign} (kb reads {reads}, a minus sign included)")
 
 
 def _id_of(message: Any) -> str | int | None:

@@ -277,6 +277,10 @@ class _RawServer:
         self.send(json.dumps(msg).encode())
         return self.reply()
 
+    def initialize(self) -> dict:
+        return self.call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+
     def end(self) -> str:
         self.p.stdin.close()
         self.p.wait(timeout=60)
@@ -313,8 +317,7 @@ def test_kb_serve_answers_a_line_it_cannot_read_and_stays_up(tmp_path, line, cod
     fleet = copy_demo(tmp_path / "demo")
     s = _RawServer(fleet)
     try:
-        init = s.call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        init = s.initialize()
         assert init["id"] == 1 and "result" in init
         s.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
         s.send(line)
@@ -347,8 +350,7 @@ def test_kb_serve_says_in_its_own_words_that_a_number_is_too_long(tmp_path, wher
             b' "arguments": {"question": "deploy", "top": ' + top + b"}}}")
     s = _RawServer(copy_demo(tmp_path / "demo"))
     try:
-        init = s.call({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+        init = s.initialize()
         assert "result" in init
         s.send(line)
         bad = s.reply()

@@ -101,16 +101,18 @@ def _note_memory_of(path: str):
 
 
 def _indexed_vault_above(p: Path) -> Path | None:
-    """The nearest plain folder above `p` that kb index made one base (no agent.txt, index.md
-    or map of its own: a vault), so that a folder of it holding an index.md is still its folder.
-    A base or a fleet root (fleet.txt) on the way ends the search: those name their own bases."""
+    """The nearest folder above `p` that kb index made one base and that is no base by its
+    own markers (a vault), so that a folder of it holding an index.md or an agent.txt, and a
+    note in that folder, are still the vault's (discovery reads such a folder as the vault's
+    when the vault holds other notes). An indexed base, or a fleet root (fleet.txt), on the
+    way ends the search: those name their own bases. A base not indexed on its own is passed."""
     for parent in p.parents:
         if not parent.is_dir():
             continue  # a new note's folders, made when it is written
-        if is_base(parent) or (parent / "fleet.txt").is_file():
+        if (parent / "fleet.txt").is_file():
             return None
         if _indexed(parent):
-            return parent
+            return None if is_base(parent) else parent
     return None
 
 
