@@ -195,3 +195,14 @@ def test_readme_python_example_prints_what_its_comments_say(tmp_path):
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == expected
+
+
+def test_readme_names_every_kbtui_option(capsys):
+    from kbtui.app import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    options = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", capsys.readouterr().out)) - {"--help"}
+    assert {"--no-watch", "--serve", "--top"} <= options  # the help was read
+    missing = sorted(o for o in options if not re.search(rf"{re.escape(o)}(?![\w-])", README))
+    assert not missing, f"README.md never mentions kbtui's {missing}"
