@@ -88,6 +88,12 @@ def _keys_named(rows: list[str]) -> set[str]:
     return out
 
 
+def _keys_of(binding) -> list[str]:
+    """A Binding's keys, or a (key, action, description) tuple's: 'escape,space' is two."""
+    key = binding.key if hasattr(binding, "key") else binding[0]
+    return [k.strip() for k in key.split(",")]
+
+
 def _bound_keys() -> set[str]:
     import inspect
     import pkgutil
@@ -105,8 +111,7 @@ def _bound_keys() -> set[str]:
         classes += [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == module.__name__]
     for cls in classes:
         for binding in getattr(cls, "BINDINGS", ()):
-            key = binding.key if hasattr(binding, "key") else binding[0]
-            keys.update(k.strip() for k in key.split(","))
+            keys.update(_keys_of(binding))
     return keys
 
 
@@ -132,8 +137,7 @@ def test_the_room_binds_no_letter_on_the_main_screen_panes():
         classes.update(c for _, c in inspect.getmembers(sys.modules[pane.__module__], inspect.isclass))
     for cls in classes:
         for binding in getattr(cls, "BINDINGS", ()):
-            key = binding.key if hasattr(binding, "key") else binding[0]
-            letters = [k for k in key.split(",") if len(k.strip()) == 1]
+            letters = [k for k in _keys_of(binding) if len(k) == 1]
             assert not letters, f"{cls.__name__} binds {letters}: the README says a letter on a pane asks"
 
 
