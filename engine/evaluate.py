@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import KbError
-from .render import printable
+from .render import counted, printable
 from .textfile import read_regular_text, read_text
 
 SPEED_MIN_ASKS = 1000  # the SPEED line is a median over at least this many questions
@@ -273,7 +273,7 @@ def render(r: EvalReport) -> str:
     ans = r.answerable
     lines = [
         f"gold:     {len(r.graded)} questions, {len(ans)} answerable",
-        f"indexed:  {r.entries} entries across {r.agents} agents",
+        f"indexed:  {counted(r.entries, 'entry', 'entries')} across {counted(r.agents, 'agent', 'agents')}",
         "",
         "  file agent kw    score  marg verdict question",
     ]

@@ -4,6 +4,8 @@ and points at `kb label`; the text reading list is the answer, not hidden behind
 from __future__ import annotations
 
 import json
+
+import pytest
 from pathlib import Path
 
 from conftest import run_kb
@@ -88,3 +90,16 @@ def test_a_fleet_txt_keeps_the_subfolders_agents(tmp_path):
     r = run_kb("index", str(vault))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("Cooking: 2 files")
+
+
+def test_misses_and_eval_count_one_agent_and_one_question_in_the_singular(tmp_path):
+    # kb route said "1 agent" since 5c50fe5; kb misses and kb eval still printed "1 agents".
+    root = plain(tmp_path / "notes")
+    run_kb("route", "how do I sharpen a hoe", str(root))
+    (tmp_path / "gold.tsv").write_text("spades and rakes\tnotes/topic-1.md\n")
+    (root / "kb-misses.txt").exists() or pytest.fail("the miss was not logged")
+    misses = run_kb("misses", str(root)).stdout.splitlines()
+    assert misses[0].endswith(", 1 question, asked 1 time")
+    assert misses[1] == "indexed:  0 entries across 1 agent, 0 aliases"
+    evaluated = run_kb("eval", str(tmp_path / "gold.tsv"), str(root))
+    assert "indexed:  0 entries across 1 agent" in evaluated.stdout.splitlines(), evaluated.stdout + evaluated.stderr

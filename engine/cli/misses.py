@@ -18,7 +18,7 @@ from ..memory import Memory
 from ..misses import DAMAGED_SHOWN, misses_path
 from ..missjson import report_json_line
 from ..missreview import REVIEW_AT_MOST, review_misses
-from ..render import json_line, printable
+from ..render import counted, json_line, printable
 from ..notefiles import list_notes
 
 WIDTH = 100  # where the key lists wrap
@@ -91,8 +91,9 @@ def render_misses(report, *, entries: int, agents: int, aliases: int) -> str:
         return f"misses:   {path}: {why}"
     q = len(report.reviews)
     lines = [
-        f"misses:   {path}, {q} question{'s' if q != 1 else ''}, asked {report.total} time{'s' if report.total != 1 else ''}",
-        f"indexed:  {entries} entries across {agents} agents, {aliases} aliases",
+        f"misses:   {path}, {counted(q, 'question', 'questions')}, asked {counted(report.total, 'time', 'times')}",
+        f"indexed:  {counted(entries, 'entry', 'entries')} across {counted(agents, 'agent', 'agents')}, "
+        f"{counted(aliases, 'alias', 'aliases')}",
     ]
     for r in report.reviews:
         e = r.entry
