@@ -221,3 +221,19 @@ def test_an_edit_in_a_many_base_fleet_is_answered_through_memory(demo, monkeypat
     m = Memory(demo)
     assert m.route("quinoas").keyword_top == "yaron/knowledge/protein-basics.md"
     assert [r.touched for r in m.last_reports] == [1]
+
+
+@pytest.mark.parametrize("value", [b"\xff not marshal", b"", None, "a plan as text"])
+def test_a_plan_sealed_right_by_hand_but_not_ours_is_not_used(kept, value):
+    import marshal
+
+    from engine.sealedfile import seal
+
+    fleet, bases, known, young_from = kept
+    path = fleet / ".kb" / fleet_plans.FLEET_PLANS_NAME
+    forged = {str(b): marshal.dumps(("not", "a", "plan")) for b in bases}
+    forged[str(bases[0])] = value
+    path.write_bytes(seal(fleet_plans.MAGIC, (fleet_plans.FORMAT, forged)))
+    _register(fleet, bases)
+    assert not any(listing_cache.unchanged(b, STAMP) for b in bases)
+    assert indexupdate.notes_changed(bases[0], known[bases[0]], {}, [], young_from, STAMP) is False
