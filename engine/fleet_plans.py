@@ -99,7 +99,7 @@ class FleetPlans:
             self._file = plans
 
 
-def _read(path: str) -> dict[str, tuple]:
+def _read(path: str) -> dict[str, bytes]:
     got = open_shaped(path, MAGIC, MAX_BYTES, FORMAT, 2, 0)
     if got is None or type(got[0][1]) is not dict:
         return {}

@@ -66,7 +66,8 @@ def notes_on_disk(root: Path, known_notes: int) -> tuple[dict[str, os.stat_resul
     """What notefiles.list_notes(root) returns, as far as the stale check reads it (the notes
     and their stats; the folders that could not be listed), from the kept listing when no
     folder moved; else by walking, keeping the listing for the next run. `known_notes`: how
-    many notes the index holds (below MIN_NOTES the base is simply walked)."""
+    many notes the index holds (below MIN_NOTES the base is simply walked, its listing held
+    for the plan when its fleet keeps one for its small bases: engine/fleet_plans.py)."""
     root_s = os.fspath(root)
     _listed.pop(root_s, None)
     if known_notes < MIN_NOTES:
