@@ -22,7 +22,9 @@ A listing is kept only when every folder could be listed and every folder's mtim
 stat'ed after the walk, are older than RACY_NS before the walk began: then no folder changed
 while it was listed, and a change in the same tick of a coarse clock cannot hide behind an
 equal stat (as for notes and for the opening cache). A base of fewer than MIN_NOTES notes
-keeps none: walking it costs what reading a kept listing would.
+keeps none: walking it costs what reading a kept listing would. In a fleet of many bases its
+walk's listing is held in memory only, for the check's plan, which the fleet keeps for all its
+small bases in one file (engine/fleet_plans.py).
 
 Safe to read as the opening cache is (engine/catalogue_cache.py): marshal of plain values, a
 magic line and CRC-32s (engine/sealedfile.py), opened O_NOFOLLOW, written atomically with no
@@ -42,7 +44,7 @@ from array import array
 from pathlib import Path
 from typing import Iterator
 
-from . import checkahead
+from . import checkahead, fleet_plans
 from .atomic import write_atomic
 from .sealedfile import Damaged, open_shaped, seal
 from .clean import is_valid_text, shown
@@ -64,12 +66,15 @@ def notes_on_disk(root: Path, known_notes: int) -> tuple[dict[str, os.stat_resul
     """What notefiles.list_notes(root) returns, as far as the stale check reads it (the notes
     and their stats; the folders that could not be listed), from the kept listing when no
     folder moved; else by walking, keeping the listing for the next run. `known_notes`: how
-    many notes the index holds (below MIN_NOTES the base is simply walked)."""
-    if known_notes < MIN_NOTES:
-        return list_notes(root)
+    many notes the index holds (below MIN_NOTES the base is simply walked, its listing held
+    for the plan when its fleet keeps one for its small bases: engine/fleet_plans.py)."""
     root_s = os.fspath(root)
-    path = os.path.join(root_s, ".kb", CACHE_NAME)
     _listed.pop(root_s, None)
+    if known_notes < MIN_NOTES:
+        if fleet_plans.of(root_s) is None:
+            return list_notes(root)
+        return _walked_for_plan(root, root_s)
+    path = os.path.join(root_s, ".kb", CACHE_NAME)
     kept = _load(path)
     if kept is not None:
         found = _from_listing(root_s, kept)
@@ -86,8 +91,22 @@ def notes_on_disk(root: Path, known_notes: int) -> tuple[dict[str, os.stat_resul
     return found, problems
 
 
+def _walked_for_plan(root: Path, root_s: str) -> tuple[dict[str, os.stat_result], list[str]]:
+    """A small base of a fleet of many, walked; its listing held (not written) when it could
+    be kept, for keep_plan to make the plan the fleet keeps (engine/fleet_plans.py)."""
+    started = time.time_ns()
+    folders: list = []
+    found, problems = list_notes(root, folders)
+    if not any(LISTING_FAILED in p for p in problems):
+        kept = _stamped(root_s, folders, started)
+        if kept is not None:
+            _listed[root_s] = kept
+    return found, problems
+
+
 # The kept listing the last notes_on_disk of each base answered from (read, or walked and
-# kept): keep_plan builds the check's plan from it without reading the file again.
+# kept; or walked and held, for a small base of a fleet): keep_plan builds the check's plan
+# from it without reading the file again.
 _listed: dict[str, list] = {}
 
 
@@ -253,6 +272,10 @@ def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_
     plan = (stamp, root_s, ctime_from, "\0".join(folder_paths), devs.tobytes(), inos.tobytes(),
             folder_mtimes.tobytes(), ctimes.tobytes(), "\0".join(note_paths), mtimes.tobytes(), sizes.tobytes(),
             "\0".join(others))
+    fleet = fleet_plans.of(root_s)
+    if fleet is not None and not os.path.isfile(os.path.join(root_s, ".kb", CACHE_NAME)):
+        fleet.add(root_s, plan)  # a small base of a fleet: its plan in the fleet's file
+        return
     _store(root_s, os.path.join(root_s, ".kb", CACHE_NAME), kept, plan)
 
 
@@ -265,6 +288,13 @@ def unchanged(root: Path, stamp: tuple) -> bool:
     ahead = checkahead.take(root_s)  # used once: a later check stats again
     if ahead is not None and ahead[0] == stamp:
         return ahead[1]
+    fleet = fleet_plans.of(root_s)
+    plan = fleet.find(root_s) if fleet is not None else None
+    if plan is not None:
+        if _is_plan(plan, root_s) and plan[0] == stamp and plan_holds(plan):
+            return True
+        fleet.failed(root_s)
+        return False
     plan = kept_plan(root_s)
     return plan is not None and plan[0] == stamp and plan_holds(plan)
 
@@ -276,12 +306,14 @@ def kept_plan(root_s: str) -> tuple | None:
     if got is None:
         return None
     plan = got[0][1]
-    if type(plan) is not tuple or len(plan) != 12 or plan[1] != root_s:
-        return None
-    if type(plan[2]) is not int or any(type(plan[i]) is not str for i in _PLAN_PATHS) or any(
-            type(plan[i]) is not bytes for i in _PLAN_NUMBERS):
-        return None  # sealed as ours, but not a plan of our making
-    return plan
+    return plan if _is_plan(plan, root_s) else None
+
+
+def _is_plan(plan, root_s: str) -> bool:
+    """Whether a kept value is a plan of our making for the base at `root_s` (sealed as ours
+    is not enough: a file can be sealed right by hand)."""
+    return (type(plan) is tuple and len(plan) == 12 and plan[1] == root_s and type(plan[2]) is int
+            and all(type(plan[i]) is str for i in _PLAN_PATHS) and all(type(plan[i]) is bytes for i in _PLAN_NUMBERS))
 
 
 def plan_holds(plan: tuple) -> bool:

@@ -37,7 +37,7 @@ from .answer import (
     TextHit,
     Timings,
 )
-from . import catalogue_cache
+from . import catalogue_cache, fleet_plans
 from .catalogue import Catalogue, Ranking, Scored
 from .covered import COVERAGE_RULE_ON, coverage
 from .excerpt import count_hits, excerpt
@@ -183,6 +183,9 @@ class Memory:
         self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
         # A fleet of many bases reads its bases' openings from one file (engine/catalogue_cache.py).
         self._fleet_openings = catalogue_cache.fleet_openings(os.fspath(self.fleet.root), self.indexes)
+        # ... and keeps its small bases' stale-check plans in one file (engine/fleet_plans.py).
+        self._fleet_plans = fleet_plans.for_fleet(
+            os.fspath(self.fleet.root), [os.fspath(i.base.root) for i in self.indexes.values()])
         self._snapshot: Snapshot | None = None
         self._swap = threading.Lock()
         self._generation = 0
@@ -272,6 +275,8 @@ class Memory:
                     reports.append(None)
                     continue
             reports.append(idx.update(force=force))
+        if self._fleet_plans is not None:
+            self._fleet_plans.keep()
         for name, leg in self._resident.items():
             # Followed whether this process or another wrote the index: a diff of the files
             # table, and the chunks of changed notes only.
