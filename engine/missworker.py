@@ -182,7 +182,7 @@ class _Child:
             read_end, write_end = os.pipe()
         except OSError:
             return None
-        sys.stdout.flush(), sys.stderr.flush()  # nothing buffered is written twice
+        _flush_standard_streams()
         try:
             pid = os.fork()
         except OSError:  # no process to spare (a ulimit): the fresh interpreter cannot start either
@@ -263,6 +263,18 @@ class _Child:
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
+                pass
+
+
+def _flush_standard_streams() -> None:
+    """Before a fork: nothing buffered is written twice. A stream closed when kb started
+    (`kb misses >&-`) is None in Python, and one whose reader left fails: neither is a
+    reason not to fork (the child writes nothing to them and leaves by os._exit)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            try:
+                stream.flush()
+            except (OSError, ValueError):
                 pass
 
 

@@ -1,0 +1,53 @@
+"""Round 7c: kb misses' forked second process (engine/missworker.py) with the standard streams
+closed (`kb misses >&-`, a job started without them): Python sets sys.stdout to None, and the
+flush made before the fork raised AttributeError, a traceback and exit 1, where the review in
+one process exits 0. A real `kb misses` in a fresh interpreter, the fork forced (a core taken
+as free, a short log taken as long), its file descriptor 1 (or 2) closed before it starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_misses_second_process import _log
+
+REPO = Path(__file__).resolve().parents[1]
+
+FORCED_FORK = """
+import os, sys
+from engine import missreview
+missreview.core_is_free = lambda: True
+missreview.TWO_FROM_ENTRIES = 2
+real_fork = os.fork
+def fork():
+    pid = real_fork()
+    if pid:
+        os.write(int(sys.argv[2]), b"forked")
+    return pid
+os.fork = fork
+from engine.cli import main
+sys.exit(main(["misses", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+def test_kb_misses_forks_with_a_standard_stream_closed(demo, closed):
+    _log(demo, 40)
+    said_r, said_w = os.pipe()
+    try:
+        r = subprocess.run([sys.executable, "-c", FORCED_FORK, str(demo), str(said_w)], cwd=REPO,
+                           stdout=subprocess.PIPE if closed == 2 else None,
+                           stderr=subprocess.PIPE if closed == 1 else None, pass_fds=(said_w,),
+                           preexec_fn=lambda: os.close(closed), timeout=120)
+        os.close(said_w)
+        said = os.read(said_r, 100)
+    finally:
+        os.close(said_r)
+    assert said == b"forked", "the review did not fork"
+    output = (r.stderr if closed == 1 else r.stdout).decode()
+    assert "Traceback" not in output, output
+    assert r.returncode == 0, output
