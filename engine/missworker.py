@@ -60,7 +60,11 @@ class SecondReviewer:
         self.from_child = 0  # how many of the reviews the child made (once `reviews` returns)
         self._resident = resident
         self.forked = False  # whether the child is a fork of this process (once `reviews` began)
-        if FORK_WHEN_ALONE and hasattr(os, "fork"):
+        # A thread alive already (the reading room reviews from a worker, its event loop in
+        # another) will not end before the review: such a process never forks, so its fresh
+        # interpreter starts now, not after THREADS_END_WITHIN_S waited in vain in `reviews`.
+        self._fork_later = FORK_WHEN_ALONE and hasattr(os, "fork") and threading.active_count() == 1
+        if self._fork_later:
             self.child = _Child.none()  # forked in `reviews`, warm; a fresh interpreter if it cannot be
         else:
             self.child = self._fresh_child(memory)  # started now: its start overlaps this one's
@@ -73,7 +77,7 @@ class SecondReviewer:
                       state=state_of(memory.snapshot()))
 
     def _start_child(self, memory: Memory) -> None:
-        if self.child.running or not (FORK_WHEN_ALONE and hasattr(os, "fork")):
+        if self.child.running or not self._fork_later:
             return
         forked = _Child.forked(memory, self.entries[self.half:], self.near)
         self.forked = forked is not None

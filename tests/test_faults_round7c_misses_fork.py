@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,32 @@ def test_kb_misses_forks_with_a_standard_stream_closed(demo, closed):
     output = (r.stderr if closed == 1 else r.stdout).decode()
     assert "Traceback" not in output, output
     assert r.returncode == 0, output
+
+
+def test_with_a_thread_alive_the_second_process_starts_at_once(demo, monkeypatch):
+    """The reading room reviews the log from a worker thread, its event loop alive in another:
+    such a process never forks. Its fresh interpreter was started only once the review had
+    begun and THREADS_END_WITHIN_S (0.2 s) had been waited out for threads that never end;
+    before the fork it started when the helper was made, overlapping this process's start."""
+    from engine import Memory, missworker
+    from engine.misses import load
+    from engine.missreview import reviewing
+
+    _log(demo, 40)
+    entries = load(demo / "kb-misses.txt")[0]
+    waited = []
+    monkeypatch.setattr(missworker, "_alone_within", lambda seconds: waited.append(seconds) or False)
+    stop = threading.Event()
+    loop = threading.Thread(target=stop.wait, daemon=True)  # the room's other thread
+    loop.start()
+    try:
+        mem = Memory(demo)
+        helper = missworker.SecondReviewer(mem, entries, near=3, resident=False)
+        assert helper.child.running, "no second process started with the helper"
+        with reviewing(mem, [e.question for e in entries]):
+            reviews = helper.reviews(mem)
+    finally:
+        stop.set()
+        loop.join()
+    assert not waited, "waited for a thread that never ends"
+    assert not helper.forked and len(reviews) == len(entries)
