@@ -24,6 +24,7 @@ is started as before.
 
 from __future__ import annotations
 
+import _thread
 import marshal
 import os
 import select
@@ -63,7 +64,7 @@ class SecondReviewer:
         # A thread alive already (the reading room reviews from a worker, its event loop in
         # another) will not end before the review: such a process never forks, so its fresh
         # interpreter starts now, not after THREADS_END_WITHIN_S waited in vain in `reviews`.
-        self._fork_later = FORK_WHEN_ALONE and hasattr(os, "fork") and threading.active_count() == 1
+        self._fork_later = FORK_WHEN_ALONE and hasattr(os, "fork") and _alone()
         if self._fork_later:
             self.child = _Child.none()  # forked in `reviews`, warm; a fresh interpreter if it cannot be
         else:
@@ -282,10 +283,16 @@ def _flush_standard_streams() -> None:
                 pass
 
 
+def _alone() -> bool:
+    """No thread but this one: none in threading's list, and none started below it (_thread,
+    as a C extension may), which threading does not list but which holds locks all the same."""
+    return threading.active_count() == 1 and _thread._count() == 0
+
+
 def _alone_within(seconds: float) -> bool:
     """No thread but this one, waiting up to `seconds` for finished threads to exit."""
     deadline = time.monotonic() + seconds
-    while threading.active_count() > 1:
+    while not _alone():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.002)

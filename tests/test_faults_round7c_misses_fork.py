@@ -81,3 +81,39 @@ def test_with_a_thread_alive_the_second_process_starts_at_once(demo, monkeypatch
         loop.join()
     assert not waited, "waited for a thread that never ends"
     assert not helper.forked and len(reviews) == len(entries)
+
+
+RAW_THREAD = """
+import _thread, os, sys, time
+from engine import Memory, missworker
+from engine.misses import load
+from engine.missreview import reviewing
+forks = []
+real_fork = os.fork
+def fork():
+    pid = real_fork()
+    if pid:
+        forks.append(pid)
+    return pid
+os.fork = fork
+missworker.THREADS_END_WITHIN_S = 0.05
+_thread.start_new_thread(time.sleep, (30,))  # a thread threading does not list (a C library's, _thread's)
+time.sleep(0.05)
+mem = Memory(sys.argv[1])
+entries = load(os.path.join(sys.argv[1], "kb-misses.txt"))[0]
+helper = missworker.SecondReviewer(mem, entries, near=3, resident=False)
+with reviewing(mem, [e.question for e in entries]):
+    reviews = helper.reviews(mem)
+print(len(forks), helper.forked, len(reviews) == len(entries))
+os._exit(0)
+"""
+
+
+def test_a_thread_started_below_threading_forbids_the_fork(demo):
+    """A thread made with _thread (as a C extension or an old library does) is not in
+    threading's list, but holds locks as any thread does: the process must not fork."""
+    _log(demo, 40)
+    r = subprocess.run([sys.executable, "-c", RAW_THREAD, str(demo)], cwd=REPO, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0", "False", "True"], r.stdout
