@@ -170,6 +170,8 @@ def run(command: str, dossier: str, *, root: Path, timeout_ms: int, roster: Rost
             )
         except OSError as e:
             return done(None, f"the classifier {argv[0]!r} could not start: {e.strerror or e}")
+        except ValueError as e:  # an argument no program can be given (a NUL byte in fleet.txt)
+            return done(None, f"fleet.txt: classifier = {command!r} cannot be run ({e})")
         try:
             out, err = proc.communicate(dossier.encode("utf-8"), timeout=timeout_ms / 1000)
         except subprocess.TimeoutExpired:

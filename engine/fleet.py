@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from .clean import shown
 from .errors import KbError
 from .mapfiles import MAP_NAMES
 from .record import factory, record
@@ -102,14 +103,19 @@ class Fleet:
         return self.root / ALIASES_FILE
 
 
-def read_kv(path: Path) -> dict[str, str]:
-    """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty."""
+def read_kv(path: Path, *, strict: bool = False) -> dict[str, str]:
+    """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty. With
+    `strict` (fleet.txt, which names the fleet and its classifier command), bytes that are not
+    UTF-8 are refused in one line naming the file, not read as U+FFFD."""
     out: dict[str, str] = {}
     try:
         # absent, a folder, or a FIFO (whose read would block forever, even one put there late)
-        text = read_regular_text(path, errors="replace")
+        text = read_regular_text(path, errors="strict" if strict else "replace")
     except OSError:
         return out
+    except UnicodeDecodeError as e:
+        raise KbError(f"{shown(str(path))}: not UTF-8 (byte 0x{e.object[e.start]:02x} at offset "
+                      f"{e.start}); save it as UTF-8") from None
     for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
@@ -252,7 +258,7 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         raise KbError(f"two bases share the name {dupes[0]!r}: agent names must be unique in a fleet")
     root = roots[0]
     is_root = fleet_root_flags[0]
-    settings = read_kv(root / FLEET_FILE) if is_root else read_kv(root.parent / FLEET_FILE) or {}
+    settings = read_kv((root if is_root else root.parent) / FLEET_FILE, strict=True)
     if not is_root and (root.parent / FLEET_FILE).is_file():
         # A base inside a fleet: the fleet's manifest, aliases and miss log still apply.
         root = root.parent

@@ -359,7 +359,7 @@ def check_ahead(argv: list[str]) -> bool:
         return False  # a word no folder can be made of: the check runs in process, as before
     if not listings:
         return False
-    return checkahead.start(lambda: _verdicts(listings))
+    return checkahead.start(lambda: _verdicts(listings), last_key=listings[-1])
 
 
 AHEAD_VERBS = ("route", "boot")
@@ -389,13 +389,13 @@ def _listings_named(words: list[str]) -> list[str]:
     return found[:AHEAD_MAX_BASES]
 
 
-def _verdicts(roots: list[str]) -> Iterator[tuple[str, tuple[tuple, bool]]]:
+def _verdicts(roots: list[str]) -> Iterator[tuple[str, tuple[tuple, bool] | None]]:
     """Each base's plan run: (its root, (the index state it was made against, whether it
-    holds)), in the order given, each as soon as it is known."""
+    holds)), in the order given, each as soon as it is known; None for a base with no plan
+    (every root is sent, so the parent knows the last when it reads it)."""
     for root in roots:
         plan = kept_plan(root)
-        if plan is not None:
-            yield root, (plan[0], plan_holds(plan))
+        yield root, None if plan is None else (plan[0], plan_holds(plan))
 
 
 _PLAN_PATHS, _PLAN_NUMBERS = (3, 8, 11), (4, 5, 6, 7, 9, 10)  # keep_plan's NUL-joined paths, packed arrays

@@ -24,6 +24,7 @@ is started as before.
 
 from __future__ import annotations
 
+import _thread
 import marshal
 import os
 import select
@@ -60,7 +61,11 @@ class SecondReviewer:
         self.from_child = 0  # how many of the reviews the child made (once `reviews` returns)
         self._resident = resident
         self.forked = False  # whether the child is a fork of this process (once `reviews` began)
-        if FORK_WHEN_ALONE and hasattr(os, "fork"):
+        # A thread alive already (the reading room reviews from a worker, its event loop in
+        # another) will not end before the review: such a process never forks, so its fresh
+        # interpreter starts now, not after THREADS_END_WITHIN_S waited in vain in `reviews`.
+        self._fork_later = FORK_WHEN_ALONE and hasattr(os, "fork") and _alone()
+        if self._fork_later:
             self.child = _Child.none()  # forked in `reviews`, warm; a fresh interpreter if it cannot be
         else:
             self.child = self._fresh_child(memory)  # started now: its start overlaps this one's
@@ -73,7 +78,7 @@ class SecondReviewer:
                       state=state_of(memory.snapshot()))
 
     def _start_child(self, memory: Memory) -> None:
-        if self.child.running or not (FORK_WHEN_ALONE and hasattr(os, "fork")):
+        if self.child.running or not self._fork_later:
             return
         forked = _Child.forked(memory, self.entries[self.half:], self.near)
         self.forked = forked is not None
@@ -182,7 +187,7 @@ class _Child:
             read_end, write_end = os.pipe()
         except OSError:
             return None
-        sys.stdout.flush(), sys.stderr.flush()  # nothing buffered is written twice
+        _flush_standard_streams()
         try:
             pid = os.fork()
         except OSError:  # no process to spare (a ulimit): the fresh interpreter cannot start either
@@ -266,10 +271,28 @@ class _Child:
                 pass
 
 
+def _flush_standard_streams() -> None:
+    """Before a fork: nothing buffered is written twice. A stream closed when kb started
+    (`kb misses >&-`) is None in Python, and one whose reader left fails: neither is a
+    reason not to fork (the child writes nothing to them and leaves by os._exit)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _alone() -> bool:
+    """No thread but this one: none in threading's list, and none started below it (_thread,
+    as a C extension may), which threading does not list but which holds locks all the same."""
+    return threading.active_count() == 1 and _thread._count() == 0
+
+
 def _alone_within(seconds: float) -> bool:
     """No thread but this one, waiting up to `seconds` for finished threads to exit."""
     deadline = time.monotonic() + seconds
-    while threading.active_count() > 1:
+    while not _alone():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.002)

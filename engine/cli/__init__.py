@@ -14,10 +14,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .. import checkahead, listing_cache
-from ..clean import shown
-from ..errors import KbError, os_error_line
-from . import quickargs
+try:
+    from .. import checkahead, listing_cache
+    from ..clean import shown
+    from ..errors import KbError, os_error_line
+    from . import quickargs
+except KeyboardInterrupt:  # Ctrl-C while kb starts: exit 130 as during a verb, no traceback
+    raise SystemExit(130) from None
 
 if TYPE_CHECKING:
     import argparse
@@ -82,6 +85,13 @@ def _speak_utf8() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:  # during the verb, or while its modules were imported and parsed
+        return 130
+
+
+def _run(argv: list[str] | None) -> int:
     if argv is None and checkahead.wanted():
         # The process's own arguments: this is kb's entry, not a caller in a process of its
         # own (a test, a tool), so it may fork the stale check's stats to run while the verb's
@@ -106,5 +116,3 @@ def main(argv: list[str] | None = None) -> int:
         # file and the reason (the verbs refuse what they foresee with a KbError of their own).
         print(f"kb: {os_error_line(e)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
