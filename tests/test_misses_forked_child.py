@@ -17,6 +17,7 @@ from engine import missworker
 from engine.misses import load
 from engine.missreview import review_misses, reviewing
 
+from conftest import in_a_process_alone
 from test_misses_second_process import _log, _outputs
 
 
@@ -66,6 +67,7 @@ def pids(monkeypatch):
     return seen
 
 
+@in_a_process_alone
 def test_a_forked_child_is_killed_part_way_and_the_report_is_one_process_s(log_of_40, monkeypatch, pids):
     demo, expected = log_of_40
     real = missworker.review_one
@@ -87,6 +89,7 @@ def test_a_forked_child_is_killed_part_way_and_the_report_is_one_process_s(log_o
     assert pids and all(_gone(p) for p in pids)
 
 
+@in_a_process_alone
 def test_a_forked_child_sending_garbage_is_not_believed(log_of_40, monkeypatch, pids):
     demo, expected = log_of_40
     real = missworker.review_one
@@ -105,6 +108,7 @@ def test_a_forked_child_sending_garbage_is_not_believed(log_of_40, monkeypatch, 
     assert pids and all(_gone(p) for p in pids)
 
 
+@in_a_process_alone
 def test_no_fork_while_another_thread_is_alive(log_of_40, monkeypatch, pids):
     # A thread may hold a lock (the pool's, an import's) that the child would inherit held.
     demo, expected = log_of_40
@@ -121,6 +125,7 @@ def test_no_fork_while_another_thread_is_alive(log_of_40, monkeypatch, pids):
     assert _report_of(demo, mem, reviews) == expected
 
 
+@in_a_process_alone
 def test_a_review_that_raises_here_leaves_no_forked_child(log_of_40, monkeypatch, pids):
     demo, _ = log_of_40
     real = missworker.review_one
@@ -139,6 +144,7 @@ def test_a_review_that_raises_here_leaves_no_forked_child(log_of_40, monkeypatch
     assert pids and all(_gone(p) for p in pids)
 
 
+@in_a_process_alone
 def test_a_fork_that_fails_is_a_fresh_interpreter(log_of_40, monkeypatch):
     demo, expected = log_of_40
 

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from conftest import in_a_process_alone
 from engine import Memory
 from engine import missworker
 from engine.cli.misses import render_misses
@@ -71,6 +72,7 @@ def slow_here(monkeypatch):
     monkeypatch.setattr(missworker, "review_one", slow)
 
 
+@in_a_process_alone
 def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process, slow_here, either_child):
     demo, expected = one_process
     mem = Memory(demo)
@@ -84,6 +86,7 @@ def test_two_processes_give_the_reviews_one_gives_in_the_same_order(one_process,
     assert _outputs(type(report)(report.path, report.exists, reviews), mem) == expected
 
 
+@in_a_process_alone
 def test_review_misses_with_a_second_process_writes_the_same_report(one_process, either_child):
     demo, expected = one_process
     mem = Memory(demo)
