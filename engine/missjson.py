@@ -27,13 +27,13 @@ _EMPTY_ENTRIES = '{"entries": []'  # "entries" sorts first of the report's keys
 
 def report_json_line(report) -> str:
     """json_line(report.to_json()), each entry written in its fixed shape."""
-    outer = json_line({**report.to_json(near=False), "entries": []})
+    outer = json_line(report.to_json(entries=False))
     if not outer.startswith(_EMPTY_ENTRIES):  # never expected: the keys are the report's own
         return json_line(report.to_json())
     parts: dict = {}
     entries = ", ".join([_entry(r, parts) for r in report.reviews])
     # json_safe rewrites characters one by one, so the line made safe whole is its parts made safe.
-    return json_safe('{"entries": [' + entries + "]") + outer[len(_EMPTY_ENTRIES):]
+    return "".join(['{"entries": [', json_safe(entries), "]", outer[len(_EMPTY_ENTRIES):]])
 
 
 def _entry(review, parts: dict) -> str:
