@@ -94,9 +94,8 @@ class MissReview:
     proposal: Proposal | None
     advice: tuple[str, ...] = ()
 
-    def to_json(self, *, near: bool = True) -> dict:
-        """As `kb misses --json` writes it; near=False leaves the near files' list empty (for
-        engine/missjson.py, which writes each file's part once and puts them in)."""
+    def to_json(self) -> dict:
+        """As `kb misses --json` writes it (engine/missjson.py writes the same text by hand)."""
         e = self.entry
         p = self.proposal
         return {
@@ -106,7 +105,7 @@ class MissReview:
             "question": e.question,
             "looked_like": [w.strip() for w in e.looked_like.split(",") if w.strip()],
             "now": {"verdict": self.verdict_now, "keyword_top": self.top_now},
-            "near": [f.to_json() for f in self.near] if near else [],
+            "near": [f.to_json() for f in self.near],
             "proposal": None if p is None else {
                 "line": p.line, "alias": p.alias, "canonical": p.canonical, "file": p.file, "basis": p.basis,
                 "similarity": round(p.similarity, 4),
@@ -129,13 +128,14 @@ class MissesReport:
     def total(self) -> int:
         return sum(r.entry.count for r in self.reviews)
 
-    def to_json(self, *, near: bool = True) -> dict:
+    def to_json(self, *, entries: bool = True) -> dict:
+        """entries=False leaves the entries' list empty (engine/missjson.py writes them)."""
         return {
             "path": str(self.path),
             "exists": self.exists,
             "questions": len(self.reviews),
             "misses": self.total,
-            "entries": [r.to_json(near=near) for r in self.reviews],
+            "entries": [r.to_json() for r in self.reviews] if entries else [],
             "problems": list(self.problems[:DAMAGED_SHOWN]),  # the rest counted, as on stderr
             **({"problems_not_shown": len(self.problems) - DAMAGED_SHOWN} if len(self.problems) > DAMAGED_SHOWN else {}),
             **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
