@@ -146,6 +146,9 @@ class Routed:
     agent: AgentChoice | None  # None when the caller asked for no owner (Memory.reask)
     started: float  # perf_counter() when the question arrived
     keyword_ms: float
+    # The snapshot was built for this question (its stale check compared each opening's key
+    # with its index's state just now): the text leg's ceilings need not stat every index again.
+    fresh: bool = False
 
 
 @record
@@ -227,6 +230,7 @@ class Memory:
                         self._refresh_locked(stale_only=True)
                     else:
                         self._snapshot = self._build_snapshot([])
+                    self._held.built = self._snapshot  # by this thread, for the question asking (_routed)
                 snap = self._snapshot
         # kb-aliases.txt changes on its own, by hand: one stat per question notices it, so a
         # line added or removed takes effect on the next question in a long-lived Memory too.
@@ -423,7 +427,9 @@ class Memory:
 
     def _routed(self, question: str, *, with_agent: bool, classify: bool) -> Routed:
         t0 = time.perf_counter()
+        self._held.built = None
         snap = self.snapshot()
+        fresh = getattr(self._held, "built", None) is snap
         words = normalise(question)
         segments = expand(words, list(snap.aliases))
         scored = snap.catalogue.score(segments)
@@ -440,13 +446,13 @@ class Memory:
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),
             keyword=keyword, verdict=verdict, agent=agent,
-            started=t0, keyword_ms=keyword_ms,
+            started=t0, keyword_ms=keyword_ms, fresh=fresh,
         )
 
     def _read(self, query: Query, routed: Routed, fusion_options) -> Reading:
         """Step two, what to read: the text leg, their fusion, the purpose's order, the rows."""
         t0 = time.perf_counter()
-        text = self._text_leg(list(routed.terms), query.question, routed.snap.openings)
+        text = self._text_leg(list(routed.terms), query.question, routed.snap.openings, checked=routed.fresh)
         t1 = time.perf_counter()
         results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
         return Reading(
@@ -659,8 +665,9 @@ class Memory:
         return "hit" if coverage(q_terms, label, held).enough else "guess"
 
     def _text_leg(self, terms: list[str], question: str = "", openings: dict | None = None,
-                  keep: int = RANK_CANDIDATE_POOL) -> TextHits:
+                  keep: int = RANK_CANDIDATE_POOL, checked: bool = False) -> TextHits:
         """The text leg's files, best first: the pool's first `keep` (kb misses reads 3).
+        checked: the openings' keys were compared with the indexes just now (Routed.fresh).
 
         Each base ranks its RANK_CANDIDATE_POOL best whatever `keep` is, and hands them in the
         pool's order (score, then path), so no file past a base's `keep`-th can be among the
@@ -671,7 +678,7 @@ class Memory:
         # bases, one text leg"). A hit is made for the pool only.
         size = min(keep, RANK_CANDIDATE_POOL)
         pool = TextPool(size)
-        for name, idx, ceiling in self._bases_to_search(terms, question, openings):
+        for name, idx, ceiling in self._bases_to_search(terms, question, openings, checked):
             if ceiling is not None:
                 last = pool.last_if_full()
                 if last is not None and ceiling < last:
@@ -690,7 +697,7 @@ class Memory:
                 pool.add(name, ms, paths, scores)
         return pool.hits()
 
-    def _bases_to_search(self, terms: list[str], question: str, openings: dict | None):
+    def _bases_to_search(self, terms: list[str], question: str, openings: dict | None, checked: bool = False):
         """(name, index, ceiling) of the bases the text leg asks, in the order it asks them.
 
         A one-shot reads each small base's vocabulary from its opening cache: a base holding
@@ -704,7 +711,7 @@ class Memory:
         unbounded, bounded = [], []
         for name, idx in self.indexes.items():
             op = openings.get(name)
-            ceiling = catalogue_cache.text_ceiling(idx, op, terms, question) if op is not None else None
+            ceiling = catalogue_cache.text_ceiling(idx, op, terms, question, checked) if op is not None else None
             if ceiling is None:
                 unbounded.append((name, idx, None))
             elif ceiling > 0.0:

@@ -34,18 +34,24 @@ from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
 from .stemming import stem_question
 
+_GATE_LOCK = threading.Lock()  # guards making a base's readers' semaphore (TextIndex._readers)
+
 
 class TextIndex:
     """One base's index. Safe to share between threads: each thread gets its own connection."""
 
     def __init__(self, base: Base):
         self.base = base
-        self.path = base.index_path
+        # The path as a string; its Path is made when first asked for (path): over 2,000
+        # bases the stale check and the opening cache use only the string, and making the
+        # Path and the readers' semaphore for each base was most of building the indexes.
+        self.path_str = os.path.join(os.fspath(base.root), ".kb", "index.db")  # Base.index_path
+        self._path: Path | None = None
         # Bounded connections: a pool per base (see _checkout), not one per thread: `kb serve`
         # runs tools on up to 40 threads, and a connection per thread per base ran a 16-base
         # fleet out of file descriptors.
         self._idle: list[sqlite3.Connection] = []  # guarded by _POOL_LOCK
-        self._readers = threading.BoundedSemaphore(READERS_PER_BASE)
+        self._gate: threading.BoundedSemaphore | None = None  # _readers, made at the first read
         self._generation = 0  # moved on when the file is replaced: older connections are closed
         self._pinned: sqlite3.Connection | None = None  # conn()'s, for the bench and the tests
         self._write_lock = threading.RLock()  # re-entered: update() may find the file damaged
@@ -66,6 +72,8 @@ class TextIndex:
 
     @property
     def path(self) -> Path:
+        if self._path is None:
+            self._path = Path(self.path_str)
         return self._path
 
     @path.setter
@@ -73,6 +81,14 @@ class TextIndex:
         # The path as a string, made once: the stale check and the opening cache stat the file
         # (and its log) several times a question, 2,000 bases over.
         self._path, self.path_str = path, os.fspath(path)
+
+    @property
+    def _readers(self) -> threading.BoundedSemaphore:
+        if self._gate is None:
+            with _GATE_LOCK:  # two threads' first reads make one semaphore, not one each
+                if self._gate is None:
+                    self._gate = threading.BoundedSemaphore(READERS_PER_BASE)
+        return self._gate
 
     # -- connections -------------------------------------------------------------------
 

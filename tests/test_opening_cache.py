@@ -448,3 +448,30 @@ def test_a_damaged_blob_found_after_the_index_moved_is_one_line_naming_the_cache
     os.utime(index, ns=(index.stat().st_atime_ns, index.stat().st_mtime_ns - 10**9))
     with pytest.raises(KbError, match="opening.cache: damaged, and its index changed"):
         m.ask(q, record_miss=False)
+
+
+def test_a_kept_snapshot_stats_each_index_again_before_its_ceiling_prunes_it(tmp_path, monkeypatch):
+    """A fresh question's ceilings trust the keys its own stale check just compared (no second
+    stat of every index); a Memory that stays up keeps its snapshot across questions, and
+    there a base re-indexed meanwhile by another process must not be pruned by the vocabulary
+    it had before: its new note is found."""
+    root = tmp_path / "fleet"
+    generate(root, 200, seed=7, bases=8, questions=4)
+    index_aged(root)
+    m = Memory(root)
+    m.ask("warm the snapshot", record_miss=False)
+    snap = m.snapshot()
+    name = next(n for n, op in sorted(snap.openings.items()) if op.vocabulary is not None)
+    (root / name / "zorblat.md").write_text("# Zorblat\n\nThe zorblat quaffle is kept here.\n", encoding="utf-8")
+    index_aged(root)  # another process brings the index up to date
+    assert m.snapshot() is snap  # kept: no stale check on this question
+    answer = m.ask("zorblat quaffle", record_miss=False)
+    assert f"{name}/zorblat.md" in [f"{h.base}/{h.path}" for h in answer.text]
+    Memory(root).ask("zorblat quaffle", record_miss=False)  # a fresh process keeps the caches again
+    keys_taken = []
+    real = catalogue_cache._key
+    monkeypatch.setattr(catalogue_cache, "_key", lambda index: (keys_taken.append(index.base.name), real(index))[1])
+    fresh = Memory(root)
+    answer = fresh.ask("zorblat quaffle", record_miss=False)
+    assert f"{name}/zorblat.md" in [f"{h.base}/{h.path}" for h in answer.text]
+    assert sorted(keys_taken) == sorted(fresh.indexes)  # each index's key taken once, by its stale check
