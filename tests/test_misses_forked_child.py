@@ -67,22 +67,36 @@ def pids(monkeypatch):
     return seen
 
 
-@in_a_process_alone
-def test_a_forked_child_is_killed_part_way_and_the_report_is_one_process_s(log_of_40, monkeypatch, pids):
-    demo, expected = log_of_40
+def _before_each_review(monkeypatch, *, here=None, in_child=None) -> None:
+    """Run `here(n)` before this process's n-th review, `in_child(n)` before the child's."""
     real = missworker.review_one
     parent = os.getpid()
+    counts = {True: 0, False: 0}
 
     def review(*args, **kwargs):
-        if os.getpid() != parent:  # the child: killed by its own hand after a few reviews
-            review.calls = getattr(review, "calls", 0) + 1
-            if review.calls == 4:
-                os.kill(os.getpid(), signal.SIGKILL)
-        else:
-            time.sleep(0.02)  # this process slow, so the child's frames arrive and are read
+        mine = os.getpid() == parent
+        counts[mine] += 1
+        act = here if mine else in_child
+        if act is not None:
+            act(counts[mine])
         return real(*args, **kwargs)
 
     monkeypatch.setattr(missworker, "review_one", review)
+
+
+def _slow(n: int) -> None:
+    time.sleep(0.02)  # this process slow, so the child's frames arrive and are read
+
+
+@in_a_process_alone
+def test_a_forked_child_is_killed_part_way_and_the_report_is_one_process_s(log_of_40, monkeypatch, pids):
+    demo, expected = log_of_40
+
+    def killed_fourth(n: int) -> None:  # the child, by its own hand, after three reviews
+        if n == 4:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    _before_each_review(monkeypatch, here=_slow, in_child=killed_fourth)
     mem, helper, reviews = _reviews_with_helper(demo)
     assert helper.forked and 0 < helper.from_child < 20  # it sent some, then died
     assert _report_of(demo, mem, reviews) == expected
@@ -92,15 +106,7 @@ def test_a_forked_child_is_killed_part_way_and_the_report_is_one_process_s(log_o
 @in_a_process_alone
 def test_a_forked_child_sending_garbage_is_not_believed(log_of_40, monkeypatch, pids):
     demo, expected = log_of_40
-    real = missworker.review_one
-    parent = os.getpid()
-
-    def review(*args, **kwargs):
-        if os.getpid() == parent:
-            time.sleep(0.02)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(missworker, "review_one", review)
+    _before_each_review(monkeypatch, here=_slow)
     monkeypatch.setattr(missworker, "to_wire", lambda r: ("forged", "hit"))  # only the child sends
     mem, helper, reviews = _reviews_with_helper(demo)
     assert helper.forked and helper.from_child == 0
@@ -128,17 +134,12 @@ def test_no_fork_while_another_thread_is_alive(log_of_40, monkeypatch, pids):
 @in_a_process_alone
 def test_a_review_that_raises_here_leaves_no_forked_child(log_of_40, monkeypatch, pids):
     demo, _ = log_of_40
-    real = missworker.review_one
-    parent = os.getpid()
 
-    def review(*args, **kwargs):
-        if os.getpid() == parent:
-            review.calls = getattr(review, "calls", 0) + 1
-            if review.calls == 3:
-                raise RuntimeError("a review failed")
-        return real(*args, **kwargs)
+    def fails_third(n: int) -> None:
+        if n == 3:
+            raise RuntimeError("a review failed")
 
-    monkeypatch.setattr(missworker, "review_one", review)
+    _before_each_review(monkeypatch, here=fails_third)
     with pytest.raises(RuntimeError):
         _reviews_with_helper(demo)
     assert pids and all(_gone(p) for p in pids)
