@@ -116,6 +116,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
     report.skipped.extend(list_problems)
     skipped_stats: dict[str, str] = {}
     con.execute("BEGIN IMMEDIATE")
+    changes_before = con.total_changes
     try:
         # Read under the write lock: another process may have indexed while this one waited.
         known = {
@@ -142,17 +143,22 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         finally:
             if ahead is not None:
                 ahead.close()
-        con.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped_stats', ?)", (json.dumps(skipped_stats),)
-        )
-        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
-        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (STEMS_KEY, stems_fingerprint()))
-        # Remembered so a later answer still says which notes it could not read.
-        con.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('skipped', ?)",
-            (json.dumps(report.skipped, ensure_ascii=False),),
-        )
-        con.execute("COMMIT")
+        meta = {"skipped_stats": json.dumps(skipped_stats), STEMS_KEY: stems_fingerprint(),
+                # Remembered so a later answer still says which notes it could not read.
+                "skipped": json.dumps(report.skipped, ensure_ascii=False)}
+        if (not force and con.total_changes == changes_before and young_from is not None
+                and not any(young(st, young_from) for _, st in notes)
+                and all(meta_get(con, key) == value for key, value in meta.items())):
+            # Nothing to write: the index stays byte for byte and stat for stat as it was, so
+            # every cache keyed on its file state stays valid (a hook's no-op `kb index` made
+            # the next route at 60,000 chunks rebuild them, ~1 s). Its stamp stays the last
+            # update's: no note is young against it, so none needs a later one.
+            con.execute("ROLLBACK")
+        else:
+            for key, value in meta.items():
+                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
+            con.execute("COMMIT")
     except BaseException:
         # A COMMIT that fails on a full disk has already rolled back, and a second ROLLBACK
         # would raise over the error that says what happened.
