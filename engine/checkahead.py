@@ -21,12 +21,12 @@ Safe by construction:
 
 from __future__ import annotations
 
-import _thread
 import atexit
 import marshal
 import os
-import sys
 from typing import Callable, Iterator
+
+from .childpipe import fork_sending, may_fork, whole_frames
 
 # The running child: (pid, the pipe's read end), until it has sent everything or failed.
 _child: tuple[int, int] | None = None
@@ -59,33 +59,14 @@ def start(work: Callable[[], Iterator[tuple[str, object]]], last_key: str | None
     yields no key after it, lets the child be reaped once that key is read. False when not
     started."""
     global _child, _last_key
-    if _child is not None or not _alone():
+    if _child is not None or not may_fork():
         return False
     _last_key = last_key
     _received.clear()
     _pending.clear()
-    try:
-        read_end, write_end = os.pipe()
-    except OSError:
+    _child = fork_sending(work)
+    if _child is None:
         return False
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        return False
-    if pid == 0:  # the child: do the work, send it, leave without running the parent's exit
-        code = 1
-        try:
-            os.close(read_end)
-            for item in work():
-                frame = marshal.dumps(item)
-                _send(write_end, len(frame).to_bytes(4, "little") + frame)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    _child = (pid, read_end)
     atexit.register(_finish)
     return True
 
@@ -141,15 +122,11 @@ def _read_more() -> None:
 
 
 def _whole_frames() -> None:
-    while len(_pending) >= 4:
-        n = int.from_bytes(_pending[:4], "little")
-        if len(_pending) < 4 + n:
-            return
+    for frame in whole_frames(_pending):
         try:
-            item = marshal.loads(bytes(_pending[4:4 + n]))
+            item = marshal.loads(frame)
         except (EOFError, ValueError, TypeError):
             item = None
-        del _pending[:4 + n]
         if type(item) is tuple and len(item) == 2 and type(item[0]) is str:
             _received[item[0]] = item[1]
 
@@ -159,16 +136,3 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
-
-
-def _send(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def _alone() -> bool:
-    """Whether this process may fork: POSIX, and no thread but this one."""
-    if not hasattr(os, "fork"):
-        return False
-    threading = sys.modules.get("threading")
-    return _thread._count() == 0 and (threading is None or threading.active_count() == 1)

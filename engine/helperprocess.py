@@ -1,11 +1,10 @@
 """A second interpreter running this copy of the engine, for work split across two cores
-(engine/prepworker.py for a large build, engine/missworker.py for a long miss log): how it is
-started, how wide its pipe is, how it is stopped."""
+(engine/prepworker.py for a large build, engine/missworker.py for a long miss log when this
+process cannot fork): how it is started, how wide its pipe is, how it is stopped. What it
+sends back, and a fork's channel, are engine/childpipe.py's."""
 
 from __future__ import annotations
 
-import marshal
-import struct
 import subprocess
 
 # How much the child may run ahead: a pipe holds 64 KB (about four notes) unless widened. On
@@ -13,39 +12,6 @@ import subprocess
 # too, so a narrow pipe made the two processes take turns; at 1 MB (Linux's cap for an
 # ordinary user) each side runs a time slice through.
 PIPE_BYTES = 1 << 20
-
-# What a child sends on its stdout: frames, each a length then that many bytes of marshal.
-FRAME = struct.Struct("<I")
-
-
-def send_frame(out, obj) -> None:
-    """Write `obj` to the binary stream `out` as one frame (the caller flushes)."""
-    frame = marshal.dumps(obj)
-    out.write(FRAME.pack(len(frame)))
-    out.write(frame)
-
-
-def read_frame(stream) -> bytes | None:
-    """The next frame's bytes from a blocking binary stream; None at its end or a cut frame."""
-    head = stream.read(FRAME.size)
-    if len(head) < FRAME.size:
-        return None
-    (n,) = FRAME.unpack(head)
-    body = stream.read(n)
-    return body if len(body) == n else None
-
-
-def whole_frames(buffer: bytearray) -> list[bytes]:
-    """The frames complete in `buffer` (bytes read without waiting), removed from it; a
-    frame still arriving stays for the next read."""
-    out = []
-    while len(buffer) >= FRAME.size:
-        (n,) = FRAME.unpack_from(buffer)
-        if len(buffer) < FRAME.size + n:
-            break
-        out.append(bytes(buffer[FRAME.size:FRAME.size + n]))
-        del buffer[:FRAME.size + n]
-    return out
 
 
 def start(command: list[str]) -> subprocess.Popen:

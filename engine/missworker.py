@@ -24,7 +24,6 @@ is started as before.
 
 from __future__ import annotations
 
-import _thread
 import marshal
 import os
 import select
@@ -34,7 +33,7 @@ import sys
 import threading
 import time
 
-from . import collector, helperprocess
+from . import childpipe, collector, helperprocess
 from .clean import repaired
 from .indexpool import forget_after_fork
 from .memory import Memory
@@ -64,7 +63,7 @@ class SecondReviewer:
         # A thread alive already (the reading room reviews from a worker, its event loop in
         # another) will not end before the review: such a process never forks, so its fresh
         # interpreter starts now, not after THREADS_END_WITHIN_S waited in vain in `reviews`.
-        self._fork_later = FORK_WHEN_ALONE and hasattr(os, "fork") and _alone()
+        self._fork_later = FORK_WHEN_ALONE and childpipe.may_fork()
         if self._fork_later:
             self.child = _Child.none()  # forked in `reviews`, warm; a fresh interpreter if it cannot be
         else:
@@ -183,31 +182,17 @@ class _Child:
         None when this process may not fork (another thread alive) or the fork fails."""
         if not _alone_within(THREADS_END_WITHIN_S):
             return None
-        try:
-            read_end, write_end = os.pipe()
-        except OSError:
+
+        def reviews():  # run in the child
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it with the parent
+            forget_after_fork()  # SQLite connections are this process's own, opened anew
+            for e in entries:
+                yield to_wire(review_one(memory, e, near=near))
+
+        forked = childpipe.fork_sending(reviews)
+        if forked is None:  # no process to spare (a ulimit): the fresh interpreter cannot start either
             return None
-        _flush_standard_streams()
-        try:
-            pid = os.fork()
-        except OSError:  # no process to spare (a ulimit): the fresh interpreter cannot start either
-            os.close(read_end), os.close(write_end)
-            return None
-        if pid == 0:  # the child: review, send, leave without running the parent's exit code
-            code = 1
-            try:
-                os.close(read_end)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it with the parent
-                forget_after_fork()  # SQLite connections are this process's own, opened anew
-                out = os.fdopen(write_end, "wb", buffering=0)
-                for e in entries:
-                    helperprocess.send_frame(out, to_wire(review_one(memory, e, near=near)))
-                code = 0
-            except BaseException:  # a closed pipe (the parent is gone or done), anything else
-                pass
-            finally:
-                os._exit(code)
-        os.close(write_end)
+        pid, read_end = forked
         child = cls()
         child._pid, child._fd, child._checked = pid, read_end, True  # its index is this one's
         helperprocess.widen_pipe_fd(read_end)
@@ -236,7 +221,7 @@ class _Child:
             return []
         self._buffer += chunk
         out = []
-        for frame in helperprocess.whole_frames(self._buffer):
+        for frame in childpipe.whole_frames(self._buffer):
             try:
                 wire = marshal.loads(frame)
             except (ValueError, EOFError, TypeError):
@@ -271,28 +256,10 @@ class _Child:
                 pass
 
 
-def _flush_standard_streams() -> None:
-    """Before a fork: nothing buffered is written twice. A stream closed when kb started
-    (`kb misses >&-`) is None in Python, and one whose reader left fails: neither is a
-    reason not to fork (the child writes nothing to them and leaves by os._exit)."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-
-
-def _alone() -> bool:
-    """No thread but this one: none in threading's list, and none started below it (_thread,
-    as a C extension may), which threading does not list but which holds locks all the same."""
-    return threading.active_count() == 1 and _thread._count() == 0
-
-
 def _alone_within(seconds: float) -> bool:
     """No thread but this one, waiting up to `seconds` for finished threads to exit."""
     deadline = time.monotonic() + seconds
-    while not _alone():
+    while not childpipe.may_fork():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.002)
@@ -317,7 +284,7 @@ def _serve() -> None:
     out = sys.stdout.buffer
 
     def send(obj) -> None:
-        helperprocess.send_frame(out, obj)
+        childpipe.send_frame(out, obj)
         out.flush()  # each review as it is made: the parent reads them between its own
 
     collector.no_pass_at_exit()

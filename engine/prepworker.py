@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import helperprocess
+from . import childpipe, helperprocess
 from .owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
@@ -84,7 +84,7 @@ class PrepWorker:
         if self._proc is None:
             return None
         try:
-            body = helperprocess.read_frame(self._proc.stdout)
+            body = childpipe.read_frame(self._proc.stdout)
             wire = marshal.loads(body) if body is not None else None
         except (OSError, ValueError, EOFError, TypeError):
             return None
@@ -105,7 +105,7 @@ def _serve() -> None:
             wire = to_wire(prepare(Path(root), rel, os.stat_result(fields), old))
         except Exception:
             wire = _FAILED  # the parent prepares this note itself, and sees the error
-        helperprocess.send_frame(out, wire)
+        childpipe.send_frame(out, wire)
     out.flush()
 
 
