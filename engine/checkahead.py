@@ -26,7 +26,7 @@ import marshal
 import os
 from typing import Callable, Iterator
 
-from .childpipe import fork_sending, may_fork, whole_frames
+from .childpipe import fork_sending, may_fork, runnable_now, usable_cores, whole_frames
 
 # The running child: (pid, the pipe's read end), until it has sent everything or failed.
 _child: tuple[int, int] | None = None
@@ -44,13 +44,8 @@ def wanted() -> bool:
     forced = os.environ.get("KB_CHECK_AHEAD")
     if forced in ("0", "1"):
         return forced == "1"
-    try:
-        cores = len(os.sched_getaffinity(0))  # the cores this process may run on
-        with open("/proc/loadavg", "rb") as f:
-            runnable = int(f.read().split()[3].split(b"/")[0])  # runnable threads, this one among them
-    except (AttributeError, OSError, ValueError, IndexError):
-        return False  # not Linux: no way to tell, so no second process
-    return cores >= 2 and runnable <= 1
+    runnable = runnable_now()
+    return runnable is not None and runnable <= 1 and usable_cores() >= 2  # None: not Linux, no way to tell
 
 
 def start(work: Callable[[], Iterator[tuple[str, object]]], last_key: str | None = None) -> bool:

@@ -53,6 +53,23 @@ def whole_frames(buffer: bytearray) -> list[bytes]:
     return out
 
 
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def runnable_now() -> int | None:
+    """Threads runnable on the machine now, this one among them (the fourth field of
+    /proc/loadavg: runnable/all); None where there is no such file."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            return int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def may_fork() -> bool:
     """Whether this process may fork: POSIX, and no thread but this one: none in threading's
     list (read without importing it) and none started below it (_thread, as a C extension

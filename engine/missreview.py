@@ -27,6 +27,7 @@ from typing import Iterator
 
 from . import collector
 from .aliases import Alias
+from .childpipe import runnable_now as _runnable_now, usable_cores as _usable_cores  # names the gate tests replace
 from .clean import repaired
 from .gate import verdict_for
 from .misses import DAMAGED_SHOWN, MissEntry, load, misses_path
@@ -195,22 +196,6 @@ def core_is_free() -> bool:
     running = _runnable_now()
     idle_now = running is None or running - 1 <= cores - 2  # this thread is one of them
     return idle_now and load <= cores - 0.5
-
-
-def _usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # the cores this process may run on (a container's share)
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _runnable_now() -> int | None:
-    """Threads runnable on the machine now (the fourth field of /proc/loadavg: runnable/all)."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as f:
-            return int(f.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 @contextmanager
