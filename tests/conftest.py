@@ -14,6 +14,14 @@ import pytest
 from engine.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory):
+    """kb's per-user state (cache key, allowed commands) in a folder of the session's own:
+    no test reads or writes the person's ~/.local/state/kb. Child processes inherit it."""
+    os.environ["KB_STATE_DIR"] = str(tmp_path_factory.mktemp("kb-state"))
+    yield
 DEMO = REPO / "examples" / "demo"
 
 
