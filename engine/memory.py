@@ -39,9 +39,9 @@ from .answer import (
 )
 from . import catalogue_cache, fleet_plans
 from .catalogue import Catalogue, Ranking, Scored
-from .covered import COVERAGE_RULE_ON, coverage
+from .covered import coverage, rule_on as coverage_rule_on
 from .excerpt import count_hits, excerpt
-from .fleet import Fleet, discover
+from .fleet import FLEET_FILE, Fleet, discover
 from .fold import fold
 from .lazylist import LazyList
 from .clean import repaired
@@ -177,7 +177,7 @@ class Memory:
 
     def __init__(
         self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True,
-        resident: bool = False,
+        resident: bool = False, coverage_rule: bool | None = None,
     ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -206,6 +206,10 @@ class Memory:
         self._resident_failed: set[str] = set()  # builds that raised: FTS5 answers these bases
         self._held = threading.local()  # one_state's snapshot, per thread
         self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # _covered_verdict's
+        # The coverage rule (engine/covered.py): `coverage_rule` when given (a verb's option),
+        # else fleet.txt's `coverage_rule = on`, else off; a typo in fleet.txt is refused here.
+        self.coverage_rule: bool = coverage_rule_on(
+            self.settings, coverage_rule, os.fspath(self.fleet.root / FLEET_FILE))
 
     # -- the fleet -------------------------------------------------------------------
 
@@ -441,7 +445,7 @@ class Memory:
             agent = self._classified(question, keyword, agent)
         top_score = scored.score_at(0) if scored else 0.0
         verdict = gate_mod.verdict_for(top_score, snap.catalogue.n)
-        if verdict == "hit" and COVERAGE_RULE_ON:
+        if verdict == "hit" and self.coverage_rule:
             verdict = self._covered_verdict(scored.entry_at(0), words, snap)
         return Routed(
             snap=snap, words=tuple(words), terms=tuple(dict.fromkeys(t for seg in segments for t in seg)),

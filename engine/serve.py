@@ -204,9 +204,9 @@ def _typed_arguments(server):
     return check
 
 
-def serve(paths: list[str]) -> int:
+def serve(paths: list[str], *, coverage_rule: bool | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kb serve: %(message)s")
-    memory = Memory(paths, resident=True)  # a bad path is refused here, before any protocol starts
+    memory = Memory(paths, resident=True, coverage_rule=coverage_rule)  # a bad path is refused here, before any protocol starts
     snap = memory.snapshot()  # indexed before the first request, not during it
     log.warning("serving %d entries across %d agents (%s)", snap.catalogue.n, len(memory.bases),
                 ", ".join(b.name for b in memory.bases))

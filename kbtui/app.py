@@ -286,6 +286,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--purpose", choices=PURPOSE_NAMES, help="purpose fusion")
     p.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows in the reading list")
     p.add_argument("--gold", help="answer key for the eval screen (default: gold.tsv in the fleet root)")
+    p.add_argument("--coverage-rule", action="store_true", help="the coverage rule (off by default; fleet.txt: coverage_rule = on)")
     p.add_argument("--serve", action="store_true", help="serve the app to a browser (textual-serve)")
     p.add_argument("--host", default="localhost")
     p.add_argument("--port", type=int, default=8000)
@@ -335,7 +336,7 @@ def run(argv: list[str]) -> int:
     from engine.errors import KbError
 
     try:
-        memory = Memory([Path(p) for p in args.paths], resident=True)
+        memory = Memory([Path(p) for p in args.paths], resident=True, coverage_rule=args.coverage_rule or None)
     except KbError as e:
         print(f"kbtui: {e}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import sys
 
 from ..boot import brief, parse_request
 from ..clean import shown
+from ..covered import OPTION, OPTION_HELP
 from ..errors import KbError
 from ..memory import Memory
 
@@ -21,6 +22,7 @@ def add_boot(subparsers) -> None:
     bt.add_argument("path", nargs="?", metavar="PATH", help="a base or a fleet root (default: the hook's cwd, else .)")
     bt.add_argument("--session", metavar="ID", help="print the constitution only when this session's agent changes")
     bt.add_argument("--text", action="store_true", help="stdin is the message itself, never a JSON envelope")
+    bt.add_argument(OPTION, action="store_true", help=OPTION_HELP)
     bt.set_defaults(func=cmd_boot)
 
 
@@ -29,7 +31,7 @@ def cmd_boot(args) -> int:
     # is exit 1 (shown, not blocking): the conversation goes on without an identity.
     try:
         req = parse_request(sys.stdin.read(), text_only=args.text)
-        mem = Memory([args.path or req.cwd or "."])
+        mem = Memory([args.path or req.cwd or "."], coverage_rule=args.coverage_rule or None)
         b = brief(mem, req, session=args.session)
     except KbError as e:
         print(f"kb boot: {shown(str(e))}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..covered import OPTION, OPTION_HELP
 from ..errors import KbError
 from ..evaluate import SPEED_MAX_ASKS, run_eval
 from ..memory import Memory
@@ -13,7 +14,7 @@ def cmd_eval(args) -> int:
         raise KbError(f"--asks {args.asks}: give a count of asks, 1 or more")
     if args.asks > SPEED_MAX_ASKS:
         raise KbError(f"--asks {args.asks}: at most {SPEED_MAX_ASKS:,} asks (a median is steady long before)")
-    report = run_eval(Memory(args.paths), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks,
+    report = run_eval(Memory(args.paths, coverage_rule=args.coverage_rule or None), args.gold, speed=not args.no_speed and not args.json, min_asks=args.asks,
                       pipe_ok=True)  # the key named on the command line may be `<(...)`
     print(json_line(report.to_json()) if args.json else report.render())
     return 0
@@ -26,4 +27,5 @@ def add_eval(sub) -> None:
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
     ev.add_argument("--asks", type=int, default=1000, metavar="N", help=f"asks timed for SPEED (default 1000, at most {SPEED_MAX_ASKS:,})")
     ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")
+    ev.add_argument(OPTION, action="store_true", help=OPTION_HELP)
     ev.set_defaults(func=cmd_eval)

@@ -17,11 +17,12 @@ from types import SimpleNamespace
 # Per verb: its handler (module, function); its options that take no value and those that
 # take one (option -> attribute); and what argparse sets for every attribute a plain form
 # does not name (engine/cli/route.py's, purpose.py's and rerank.py's options, boot.py's).
-_ROUTE = (("engine.cli.route", "cmd_route"), {"--json": "json", "--hybrid": "hybrid"}, {"--top": "top"},
-          {"top": 5, "hybrid": False, "json": False, "purpose": None, "near": None, "boost": None,
+_ROUTE = (("engine.cli.route", "cmd_route"), {"--json": "json", "--hybrid": "hybrid", "--coverage-rule": "coverage_rule"},
+          {"--top": "top"},
+          {"top": 5, "hybrid": False, "json": False, "coverage_rule": False, "purpose": None, "near": None, "boost": None,
            "rerank": False, "rerank_model": None, "rerank_precision": "fp32", "rerank_summary": False})
-_BOOT = (("engine.cli.boot", "cmd_boot"), {"--text": "text"}, {"--session": "session"},
-         {"path": None, "session": None, "text": False})
+_BOOT = (("engine.cli.boot", "cmd_boot"), {"--text": "text", "--coverage-rule": "coverage_rule"}, {"--session": "session"},
+         {"path": None, "session": None, "text": False, "coverage_rule": False})
 VERBS = {"route": _ROUTE, "boot": _BOOT}
 
 

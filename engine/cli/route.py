@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..memory import Memory
+from ..covered import OPTION, OPTION_HELP
 from ..query import Query
 from ..render import index_report, json_line, route_hybrid, route_keywords
 from . import purpose, rerank
@@ -28,7 +29,7 @@ def cmd_index(args) -> int:
 def cmd_route(args) -> int:
     # Each stage's options come back empty when not given, so a plain route is byte-identical.
     stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
-    answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), **stages))
+    answer = Memory(args.paths, coverage_rule=args.coverage_rule or None).ask(Query(args.question, top=max(args.top, 1), **stages))
     if args.json:
         print(json_line(answer.to_json()))
     elif args.hybrid or stages:
@@ -57,6 +58,7 @@ def add_route(sub) -> None:
     rt.add_argument("--top", type=int, default=5, metavar="N", help="how many rows to show (default 5)")
     rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
     rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
+    rt.add_argument(OPTION, action="store_true", help=OPTION_HELP)
     purpose.add_route_options(rt)
     rerank.add_route_options(rt)
     rt.set_defaults(func=cmd_route)

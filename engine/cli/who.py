@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from ..clean import shown
+from ..covered import OPTION, OPTION_HELP
 from ..errors import KbError
 from ..fleet import is_base
 from ..memory import Memory
@@ -40,6 +41,7 @@ def add_remember(subparsers) -> None:
 def add_serve(subparsers) -> None:
     sv = subparsers.add_parser("serve", help="MCP over stdio: kb_route, kb_retrieve, kb_remember, kb_fleet, kb_list")
     sv.add_argument("paths", nargs="*", metavar="PATH", help="the bases or fleet roots to serve (default: .)")
+    sv.add_argument(OPTION, action="store_true", help=OPTION_HELP)
     sv.set_defaults(func=cmd_serve)
 
 
@@ -143,7 +145,7 @@ def cmd_remember(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    return serve(args.paths or ["."])
+    return serve(args.paths or ["."], coverage_rule=args.coverage_rule or None)
 
 
 def cmd_list(args) -> int:
