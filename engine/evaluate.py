@@ -30,6 +30,8 @@ SPEED_MAX_ASKS = 100_000
 # The abstention set's kinds of question: answered by the fleet; sharing its words but not
 # answered by it; unrelated to it; not a question at all.
 LABELS = ("in-scope", "near", "far", "noise")
+VERDICTS = ("hit", "guess", "nothing")
+STRIP_WIDTH = 50  # cells of the score strip's axis: with its 15 of labels, 65 columns of 80
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -104,6 +106,16 @@ class EvalReport:
         return render(self)
 
     @property
+    def meaning(self) -> list[VerdictMeaning]:
+        return verdict_meaning(self.graded)
+
+    @property
+    def floor(self) -> float:
+        from .gate import floor_for
+
+        return floor_for(self.entries)
+
+    @property
     def matrix(self) -> list[AbstentionRow]:
         return abstention_matrix(self.graded)
 
@@ -126,6 +138,9 @@ class EvalReport:
                  "confident_right": r.right, "total": r.total}
                 for r in self.matrix
             ],
+            "verdicts": [{"verdict": m.verdict, "right": m.right, "total": m.total} for m in self.meaning],
+            "scores": {"floor": round(self.floor, 4), "correct": [round(x, 4) for x in self.gate_scores()[0]],
+                       "misses": [round(x, 4) for x in self.gate_scores()[1]]},
         }
 
 
@@ -209,6 +224,70 @@ def abstention_matrix(graded: list[GradedQuestion]) -> list[AbstentionRow]:
         right = sum(1 for g in mine if g.verdict == "hit" and g.file_ok)
         rows.append(AbstentionRow(label, count["hit"], count["guess"], count["nothing"], right))
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictMeaning:
+    """How often one verdict was right on a key."""
+
+    verdict: str
+    right: int
+    total: int
+
+
+def verdict_meaning(graded: list[GradedQuestion]) -> list[VerdictMeaning]:
+    """What hit, guess and nothing meant on this key. A hit or a guess is right when the note
+    it points at (the keyword top: the note to open, `keyword_top`) is one the key names for
+    the question; a nothing is right when the key says to decline it (`-`, or a label other
+    than in-scope). Wrong: a hit or guess on another note or on a question to decline, a
+    nothing on a question the key says a note answers."""
+    out = []
+    for v in VERDICTS:
+        mine = [g for g in graded if g.verdict == v]
+        right = sum(1 for g in mine if (not g.gold.answerable if v == "nothing" else g.keyword_ok))
+        out.append(VerdictMeaning(v, right, len(mine)))
+    return out
+
+
+def score_strip(correct: list[float], misses: list[float], floor: float, width: int = STRIP_WIDTH) -> list[str]:
+    """The top scores of right answers (o) and of wrong ones (x) on one axis, with the floor
+    (|): plain text, 65 columns. A digit is that many questions in one cell (9: nine or more)."""
+    top = max([*correct, *misses, floor]) * 1.05 or 1.0
+
+    def col(x: float) -> int:
+        return min(width - 1, int(round(x / top * (width - 1))))
+
+    fcol = col(floor)
+    lines = []
+    for label, scores, mark in (("correct", correct, "o"), ("misses", misses, "x")):
+        cells = ["."] * width
+        cells[fcol] = "|"
+        for c, n in Counter(col(x) for x in scores).items():
+            cells[c] = mark if n == 1 else str(min(n, 9))
+        lines.append(f"       {label:<8}" + "".join(cells))
+    axis = [" "] * width
+    axis[0] = "0"
+    end = f"{top:.0f}"
+    axis[width - len(end):] = end
+    label = f"floor {floor:.2f}"
+    start = max(2, min(fcol - len(label) // 2, width - len(end) - len(label) - 1))
+    axis[start:start + len(label)] = label
+    lines.append(" " * 15 + "".join(axis).rstrip())
+    return lines
+
+
+def meaning_lines(r: EvalReport) -> list[str]:
+    """The VERDICT block: what each verdict meant on this key, and the scores drawn."""
+    said = {"hit": "the note to open is one the key names", "guess": "the note it offers is one the key names",
+            "nothing": "the key says to decline the question"}
+    lines = ["VERDICT  how often each verdict was right on this key"]
+    for m in r.meaning:
+        share = f" {_pct(m.right, m.total)}" if m.total else ""
+        lines.append(f"       {m.verdict:<8} {f'{m.right}/{m.total}':>7} right{share}: {said[m.verdict]}")
+    correct, misses = r.gate_scores()
+    lines.append("       drawn: each answer's top keyword score, o right, x wrong, | the floor")
+    lines += score_strip(correct, misses, r.floor)
+    return lines
 
 
 def run_eval(
@@ -339,6 +418,7 @@ def render(r: EvalReport) -> str:
         for row in matrix:
             right = f"   {row.right}/{row.hit} on the right file" if row.label == "in-scope" else ""
             lines.append(f"          {row.label:<9} {row.hit:>9} {row.guess:>6} {row.nothing:>8}{right}")
+    lines += [""] + meaning_lines(r)
     if r.fused_us:
         fm, km = statistics.median(r.fused_us), statistics.median(r.keyword_us)
         lines += [

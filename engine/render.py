@@ -148,8 +148,21 @@ def route_keywords(a: Answer, top: int) -> str:
         lines.append(f"  {i:>2}. {k.score:6.2f}  {printable(k.id)}")
         lines.append(f"      matched: {printable(', '.join(k.matched))}")
     lines += ["", verdict_line(a)]
+    lines += first_rows(a)
     lines += who_lines(a)
     return "\n".join(lines)
+
+
+def first_rows(a: Answer) -> list[str]:
+    """When the fused reading list starts elsewhere, the two first rows named with their
+    scorers: row 1 above is the labels' pick (`keyword_top`, the note to open), while --json's
+    `results[0]` and --hybrid's first row are the fusion's (issue 26)."""
+    if not a.results or not a.keyword or a.results[0].id == a.keyword_top:
+        return []
+    return [
+        "rows:     the keyword scorer's (labels); row 1 is the note to open (--json keyword_top)",
+        f"fused:    {printable(a.results[0].id)} is row 1 of the reading list (--hybrid, --json results[0])",
+    ]
 
 
 def route_hybrid(a: Answer, top: int) -> str:

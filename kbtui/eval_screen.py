@@ -1,10 +1,11 @@
 """The eval screen: choose an answer key, run it in a worker with a progress bar, and read
 the seed's table (file / agent / kw / score / margin / verdict per question) and its
-summary blocks (FILE, AGENT, GATE, SPEED)."""
+summary blocks (FILE, AGENT, GATE, VERDICT, SPEED). VERDICT says how often each verdict was
+right on this key, with the scores of right and wrong answers drawn against the floor: the
+engine's own lines (engine/evaluate.py), so the room and `kb eval` cannot disagree."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from rich.text import Text
@@ -19,7 +20,7 @@ from .clean import clean, one_line
 from .messages import EvalFinished, EvalProgress
 from .verdict_bar import NO_MARGIN
 
-STRIP_WIDTH = 50  # cells of the GATE strip's axis: fits 80 columns with its labels
+STRIP_ROWS = ("       correct ", "       misses  ")  # the VERDICT block's drawn rows, marked in colour
 
 
 def _ok(flag: bool | None) -> Text:
@@ -28,26 +29,25 @@ def _ok(flag: bool | None) -> Text:
     return Text("ok") if flag else Text("MISS", style="bold reverse red")
 
 
-def summary_text(report, drawing: Text | None = None) -> Text:
-    """The summary blocks of `kb eval`, as the engine renders them (below its table), with
-    `drawing` (the GATE strip) at the end of the GATE block."""
+def summary_text(report) -> Text:
+    """The summary blocks of `kb eval`, as the engine renders them (below its table): the
+    VERDICT block's strip drawn in colour, its marks bold, the floor bold, the dots dim."""
     lines = report.render().splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("FILE")), len(lines))
     t = Text()
-    drawn = drawing is None
     for ln in lines[start:]:
         ln = clean(ln)
-        if ln.startswith("SPEED") and not drawn:
-            t.append_text(drawing)
-            t.append("\n\n")
-            drawn = True
+        if ln.startswith(STRIP_ROWS):
+            t.append(ln[:15], style="bold")
+            mark = "bold reverse" if ln.startswith(STRIP_ROWS[1]) else "bold"
+            for c in ln[15:]:
+                t.append(c, style="dim" if c == "." else ("bold" if c == "|" else mark))
+            t.append("\n")
+            continue
         head, rest = ln[:7], ln[7:]
         t.append(head, style="bold")
         style = "bold" if "OVERLAPS" in rest or "SEPARATES" in rest else ""
         t.append(rest + "\n", style=style)
-    if not drawn:
-        t.append_text(drawing)
-        t.append("\n")
     if not report.fused_us:
         t.append("\nSPEED  not measured here (snapshot mode): run kb eval for the timings", style="dim")
     t.rstrip()
@@ -58,41 +58,6 @@ def margin_cell(g) -> Text:
     """The margin as the room shows it everywhere: a dash when no second file scored (the
     text table of `kb eval` keeps the seed's 1.00 there)."""
     return Text(NO_MARGIN if g.scored < 2 else f"{g.margin:5.2f}", justify="right")
-
-
-def gate_strip(hits: list[float], misses: list[float], floor: float, width: int = STRIP_WIDTH) -> Text:
-    """What the GATE block says in words, drawn: the top scores of correct answers (o) and of
-    misses (x) on one axis with the floor (|), so an overlap is seen. A digit is that many
-    questions in one cell."""
-    top = max([*hits, *misses, floor]) * 1.05 or 1.0
-
-    def col(x: float) -> int:
-        return min(width - 1, int(round(x / top * (width - 1))))
-
-    fcol = col(floor)
-    t = Text()
-
-    def row(label: str, scores: list[float], mark: str, style: str) -> None:
-        cells = ["·"] * width
-        cells[fcol] = "|"
-        for c, n in Counter(col(x) for x in scores).items():
-            cells[c] = mark if n == 1 else str(min(n, 9))
-        t.append(f"       {label:<8}", style="bold")
-        for c in cells:
-            t.append(c, style=style if c not in "·|" else ("bold" if c == "|" else "dim"))
-        t.append("\n")
-
-    row("correct", hits, "o", "bold")
-    row("misses", misses, "x", "bold reverse")
-    axis = [" "] * width
-    axis[0] = "0"
-    end = f"{top:.0f}"
-    axis[width - len(end):] = end
-    label = f"floor {floor:.2f}"
-    start = max(2, min(fcol - len(label) // 2, width - len(end) - len(label) - 1))
-    axis[start:start + len(label)] = label
-    t.append(" " * 15 + "".join(axis), style="dim")
-    return t
 
 
 class EvalTable(DataTable):
@@ -238,12 +203,7 @@ class EvalScreen(Screen):
         self.query_one("#eval-title", Static).update(title)
         table = self.query_one(DataTable)
         self._fill_table()
-        from engine.gate import floor_for
-
-        hits, misses = r.gate_scores()
-        drawing = Text("       drawn: o a correct answer, x a miss, | the floor\n", style="dim")
-        drawing.append_text(gate_strip(hits, misses, floor_for(r.entries)))
-        self.query_one("#eval-summary", Static).update(summary_text(r, drawing))
+        self.query_one("#eval-summary", Static).update(summary_text(r))
         table.focus()
 
     def _fill_table(self) -> None:
