@@ -18,7 +18,6 @@ try:
     from .. import checkahead, listing_cache
     from ..clean import shown
     from ..errors import KbError, os_error_line
-    from . import quickargs
 except KeyboardInterrupt:  # Ctrl-C while kb starts: exit 130 as during a verb, no traceback
     raise SystemExit(130) from None
 
@@ -52,7 +51,7 @@ VERBS: tuple[tuple[str, str, str], ...] = (
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """`kb`'s parser: with every verb, or with `verb` alone (what that verb's run needs: its
     usage, help and errors read the same either way)."""
-    import argparse  # here: a route or boot of a common form parses without it (quickargs)
+    import argparse  # here, not at the top: `kb VERB` imports only what its verb needs
 
     p = argparse.ArgumentParser(
         prog="kb",
@@ -99,7 +98,7 @@ def _run(argv: list[str] | None) -> int:
         listing_cache.check_ahead(sys.argv[1:])
     _speak_utf8()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = quickargs.parse(argv) or build_parser(_verb_of(argv)).parse_args(argv)
+    args = build_parser(_verb_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KbError as e:

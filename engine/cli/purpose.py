@@ -17,7 +17,7 @@ from ..fleet import discover
 from ..purpose import PURPOSE_NAMES
 
 if TYPE_CHECKING:
-    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
+    import argparse  # annotations only
 
 # The stage itself is imported by the handler that runs it: `kb route` parses these options
 # on every prompt of a hook and fuses for a purpose rarely.

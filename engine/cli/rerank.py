@@ -15,7 +15,7 @@ from ..fleet import discover
 from ..rerank import PRECISIONS
 
 if TYPE_CHECKING:
-    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
+    import argparse  # annotations only
 
 # The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
 # that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.
