@@ -56,12 +56,48 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kb",
         description="Route a question to the note and the agent that answer it; no model, no network.",
+        epilog=f"Every PATH defaults to . (the working directory). {MISSES_HELP}",
     )
+    p.add_argument("--version", action=version_action("kb"), nargs=0, help="print kb's version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module, adder in VERBS:
         if verb is None or name == verb:
             getattr(importlib.import_module(module), adder)(sub)
     return p
+
+
+# Where a refusal is logged, said in `kb --help` and beside every --no-record (engine/misses.py decides).
+MISSES_HELP = ("An unanswered question is logged to kb-misses.txt: beside fleet.txt in a fleet, else in the "
+               "folder's .kb/; KB_MISSES_PATH=FILE logs it there instead, and --no-record logs nothing.")
+
+
+def version_action(prog: str) -> type:
+    """`--version`, read when asked: the package's metadata costs a route ~19 ms to import
+    (importlib.metadata brings email, zipfile, tempfile), so no parser reads it to be built."""
+    import argparse
+
+    class Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            from .. import version
+
+            print(f"{prog} {version()}")
+            parser.exit()
+
+    return Version
+
+
+def add_paths(parser: argparse.ArgumentParser, *, many: bool = True, what: str = "a base or a fleet root") -> None:
+    """The PATH of a verb that reads notes: one rule for every verb, `.` when omitted."""
+    if many:
+        parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help=f"{what} (default: .)")
+    else:
+        parser.add_argument("path", nargs="?", default=".", metavar="PATH", help=f"{what} (default: .)")
+
+
+def add_no_record(parser: argparse.ArgumentParser) -> None:
+    """--no-record, on every verb that can log a miss (route, boot, serve)."""
+    parser.add_argument("--no-record", action="store_true",
+                        help="log no unanswered question (default: logged; KB_MISSES_PATH=FILE chooses where)")
 
 
 def _verb_of(argv: list[str]) -> str | None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..fleet import discover
 from ..rerank import PRECISIONS
+from . import add_paths
 
 if TYPE_CHECKING:
     import argparse  # annotations only
@@ -67,7 +68,7 @@ def add_rerank(subparsers: Any) -> None:
     rr = subparsers.add_parser("rerank", help="the cross-encoder rerank stage's stamp and benchmark")
     rsub = rr.add_subparsers(dest="rerank_command", metavar="COMMAND", required=True)
     rs = rsub.add_parser("restamp", help="stamp each base with the loaded cross-encoder (future orders differ from past ones)")
-    rs.add_argument("path", metavar="PATH", help="a base or a fleet root")
+    add_paths(rs, many=False)
     _model_options(rs)
     rs.add_argument("--json", action="store_true", help="print the stamps written as JSON")
     rs.set_defaults(func=cmd_restamp)

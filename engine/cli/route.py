@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import sys
 
+from ..memory import RANK_CANDIDATE_POOL as TOP_LIMIT
 from ..memory import Memory
 from ..query import Query
 from ..render import index_report, json_line, route_hybrid, route_keywords
-from . import purpose, rerank
+from . import MISSES_HELP, add_no_record, add_paths, purpose, rerank
 
 
 def cmd_index(args) -> int:
@@ -28,9 +29,13 @@ def cmd_index(args) -> int:
 def cmd_route(args) -> int:
     # Each stage's options come back empty when not given, so a plain route is byte-identical.
     stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
-    answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), **stages))
+    answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), record_miss=not args.no_record, **stages))
+    past = top_limit(args.top)
     if args.json:
-        print(json_line(answer.to_json()))
+        print(json_line({**answer.to_json(), **({"top_limit": past} if past else {})}))
+    elif past:
+        print(f"kb route: --top {args.top} is past the limit: at most {TOP_LIMIT} rows (the pool every ordering "
+              "is ranked over)", file=sys.stderr)
     elif args.hybrid or stages:
         print(route_hybrid(answer, args.top))
     elif answer.indexed.entries == 0:
@@ -43,20 +48,29 @@ def cmd_route(args) -> int:
     return 0
 
 
+def top_limit(top: int) -> dict | None:
+    """{"asked", "limit"} when `top` asks for more rows than any answer holds (the fusion's pool,
+    a constant so a page size never changes the ordering); None within it. Said, not silent."""
+    return {"asked": top, "limit": TOP_LIMIT} if top > TOP_LIMIT else None
+
+
 def add_index(sub) -> None:
     ix = sub.add_parser("index", help="build or update each base's index at <base>/.kb/index.db")
-    ix.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(ix)
     ix.add_argument("--force", action="store_true", help="re-read every note, changed or not")
     ix.set_defaults(func=cmd_index)
 
 
 def add_route(sub) -> None:
-    rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it")
+    rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it",
+                        epilog=MISSES_HELP)
     rt.add_argument("question")
-    rt.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
-    rt.add_argument("--top", type=int, default=5, metavar="N", help="how many rows to show (default 5)")
+    add_paths(rt)
+    rt.add_argument("--top", type=int, default=5, metavar="N",
+                    help=f"how many rows to show (default 5, at most {TOP_LIMIT}: the pool every ordering is ranked over)")
     rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
     rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
+    add_no_record(rt)
     purpose.add_route_options(rt)
     rerank.add_route_options(rt)
     rt.set_defaults(func=cmd_route)
