@@ -26,8 +26,8 @@ from . import version
 from .clean import as_text
 from .confine import confine
 from .errors import KbError
-from .memory import RANK_CANDIDATE_POOL as TOP_LIMIT
 from .memory import Memory
+from .query import top_limit
 from .record import as_dict
 from .errors import os_error_line
 from .rpcwire import CheckedWire
@@ -148,16 +148,17 @@ def build_server(memory: "Memory"):
     @guarded
     def kb_route(question: str, top: int = 5) -> dict[str, Any]:
         """Which note answers the question, which agent owns it, the verdict (hit, guess, nothing), the reading list
-        (top rows, at most 50: past it the reply says so in top_limit)."""
-        return {**memory.route(question, top=max(1, min(top, TOP_LIMIT))).to_json(), **_past(top)}
+        (top rows; no limit below what the question's candidates hold, and top_limit says when top asked past it)."""
+        answer = memory.route(question, top=max(1, top)).to_json()
+        return {**answer, **_past(top, len(answer["results"]))}
 
     @server.tool(name="kb_retrieve")
     @guarded
     def kb_retrieve(question: str, top: int = 5) -> dict[str, Any]:
-        """The fused reading list alone: the passages to read for a question, best first (top rows, at most 50:
-        past it the reply says so in top_limit)."""
-        rows = memory.retrieve(question, top=max(1, min(top, TOP_LIMIT)))
-        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows], **_past(top)}
+        """The fused reading list alone: the passages to read for a question, best first (top rows; no limit below
+        what the question's candidates hold, and top_limit says when top asked past it)."""
+        rows = memory.retrieve(question, top=max(1, top))
+        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows], **_past(top, len(rows))}
 
     @server.tool(name="kb_remember")
     @guarded
@@ -185,9 +186,11 @@ def build_server(memory: "Memory"):
     return server
 
 
-def _past(top: int) -> dict[str, Any]:
-    """`top_limit` when a call asks for more rows than any answer holds (the fusion's pool), as `kb route --json`."""
-    return {"top_limit": {"asked": top, "limit": TOP_LIMIT}} if top > TOP_LIMIT else {}
+def _past(top: int, rows: int) -> dict[str, Any]:
+    """`top_limit` when a call asks past the default for more rows than the question's candidates
+    hold, as `kb route --json` says it (engine/cli/route.top_limit: the one rule)."""
+    past = top_limit(top, rows)
+    return {"top_limit": past} if past else {}
 
 
 def _typed_arguments(server):

@@ -170,40 +170,55 @@ def test_serve_no_record_writes_no_log(tmp_path):
 # -- item 3: --top's limit --------------------------------------------------------------------
 
 
-def test_top_past_the_limit_is_said_in_help_on_stderr_and_in_json(demo):
-    from engine.memory import RANK_CANDIDATE_POOL as LIMIT
+def test_top_past_what_the_candidates_hold_is_said_in_help_on_stderr_and_in_json(demo):
+    # No limit below the pool (the text leg's 50 and every label matched); past it, said.
+    from engine.memory import RANK_CANDIDATE_POOL as POOL
 
-    assert f"at most {LIMIT}" in run_kb("route", "--help").stdout
-    r = run_kb("route", "how much protein per meal", str(demo), "--top", "80")
-    assert r.returncode == 0
-    assert r.stderr.strip() == f"kb route: --top 80 is past the limit: at most {LIMIT} rows (the pool every ordering is ranked over)"
-    j = json.loads(run_kb("route", "how much protein per meal", str(demo), "--top", "80", "--json").stdout)
-    assert j["top_limit"] == {"asked": 80, "limit": LIMIT}
-    quiet = run_kb("route", "how much protein per meal", str(demo), "--top", str(LIMIT), "--json")
+    assert f"the text leg's {POOL} best" in " ".join(run_kb("route", "--help").stdout.split())
+    r = run_kb("route", "how much protein per meal", str(demo), "--top", "80", "--json")
+    rows = len(json.loads(r.stdout)["results"])
+    assert 0 < rows < 80 and json.loads(r.stdout)["top_limit"] == {"asked": 80, "rows": rows}
+    plain = run_kb("route", "how much protein per meal", str(demo), "--top", "80")
+    assert "protein-basics.md" in plain.stdout  # the answer itself, the note beside it
+    assert plain.stderr.strip() == (f"kb route: --top 80: {rows} rows in the reading list, all this question's "
+                                    f"candidates hold (the text leg's {POOL} best and every label matched)")
+    quiet = run_kb("route", "how much protein per meal", str(demo), "--json")  # the default asks nothing past it
     assert quiet.stderr == "" and "top_limit" not in json.loads(quiet.stdout)
 
 
-def test_mcp_says_the_top_limit(demo):
-    from engine.memory import RANK_CANDIDATE_POOL as LIMIT
+def test_top_has_no_limit_below_the_candidates(tmp_path):
+    # 60 notes all matching: the reading list holds more than the text leg's 50 (labels fused in).
+    root = tmp_path / "notes"
+    root.mkdir()
+    for i in range(60):
+        (root / f"n{i}.md").write_text(f"# Spade {i}\nSearch for: spade, garden spade {i}\n\nA spade for digging.\n")
+    j = json.loads(run_kb("route", "spade", str(root), "--top", "100", "--json").stdout)
+    assert len(j["results"]) == 60 and j["top_limit"] == {"asked": 100, "rows": 60}
 
+
+def test_mcp_says_the_top_limit_and_does_not_stop_at_50(tmp_path):
+    root = tmp_path / "notes"
+    root.mkdir()
+    for i in range(60):
+        (root / f"n{i}.md").write_text(f"# Spade {i}\nSearch for: spade, garden spade {i}\n\nA spade for digging.\n")
     msgs = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "kb_route", "arguments": {"question": "protein", "top": 80}}},
+         "params": {"name": "kb_route", "arguments": {"question": "spade", "top": 100}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "kb_retrieve", "arguments": {"question": "protein", "top": 80}}},
+         "params": {"name": "kb_retrieve", "arguments": {"question": "spade", "top": 100}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
     ]
-    p = subprocess.run([sys.executable, "-m", "engine.cli", "serve", str(demo)], cwd=REPO, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "engine.cli", "serve", str(root)], cwd=REPO, capture_output=True,
                        text=True, timeout=60, input="".join(json.dumps(m) + "\n" for m in msgs))
     replies = {r["id"]: r for r in map(json.loads, p.stdout.splitlines())}
     for i in (2, 3):
         body = json.loads(replies[i]["result"]["content"][0]["text"])
-        assert body["top_limit"] == {"asked": 80, "limit": LIMIT}
+        assert len(body["results"]) == 60 and body["top_limit"] == {"asked": 100, "rows": 60}
     described = {t["name"]: t["description"] for t in replies[4]["result"]["tools"]}
-    assert f"at most {LIMIT}" in described["kb_route"] and f"at most {LIMIT}" in described["kb_retrieve"]
+    assert "top_limit" in described["kb_route"] and "top_limit" in described["kb_retrieve"]
 
 
 # -- item 5: kb check --------------------------------------------------------------------------

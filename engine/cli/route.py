@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from ..memory import RANK_CANDIDATE_POOL as TOP_LIMIT
-from ..memory import Memory
-from ..query import Query
+from ..memory import RANK_CANDIDATE_POOL, Memory
+from ..query import DEFAULT_TOP, Query, top_limit
 from ..render import index_report, json_line, route_hybrid, route_keywords
 from . import MISSES_HELP, add_no_record, add_paths, purpose, rerank
 
@@ -30,12 +29,11 @@ def cmd_route(args) -> int:
     # Each stage's options come back empty when not given, so a plain route is byte-identical.
     stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
     answer = Memory(args.paths).ask(Query(args.question, top=max(args.top, 1), record_miss=not args.no_record, **stages))
-    past = top_limit(args.top)
+    past = top_limit(args.top, len(answer.results))
+    if past and not args.json:
+        print(TOP_NOTE.format(**past), file=sys.stderr)
     if args.json:
         print(json_line({**answer.to_json(), **({"top_limit": past} if past else {})}))
-    elif past:
-        print(f"kb route: --top {args.top} is past the limit: at most {TOP_LIMIT} rows (the pool every ordering "
-              "is ranked over)", file=sys.stderr)
     elif args.hybrid or stages:
         print(route_hybrid(answer, args.top))
     elif answer.indexed.entries == 0:
@@ -48,10 +46,13 @@ def cmd_route(args) -> int:
     return 0
 
 
-def top_limit(top: int) -> dict | None:
-    """{"asked", "limit"} when `top` asks for more rows than any answer holds (the fusion's pool,
-    a constant so a page size never changes the ordering); None within it. Said, not silent."""
-    return {"asked": top, "limit": TOP_LIMIT} if top > TOP_LIMIT else None
+# --top has no limit below what a question's candidates hold: the text leg's best
+# RANK_CANDIDATE_POOL passages and every label the keywords matched (a constant pool, so a page
+# size never changes the ordering). Past it the answer says so, here and over MCP.
+POOL_HELP = (f"no limit below what the question's candidates hold: the text leg's {RANK_CANDIDATE_POOL} best "
+             "and every label matched")
+TOP_NOTE = "kb route: --top {asked}: {rows} rows in the reading list, all this question's candidates hold (" + POOL_HELP.split(": ", 1)[1] + ")"
+
 
 
 def add_index(sub) -> None:
@@ -67,7 +68,7 @@ def add_route(sub) -> None:
     rt.add_argument("question")
     add_paths(rt)
     rt.add_argument("--top", type=int, default=5, metavar="N",
-                    help=f"how many rows to show (default 5, at most {TOP_LIMIT}: the pool every ordering is ranked over)")
+                    help=f"how many rows to show (default {DEFAULT_TOP}; {POOL_HELP})")
     rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
     rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
     add_no_record(rt)
