@@ -255,6 +255,11 @@ def test_the_room_command_installs_no_test_extra_and_ci_still_finds_the_test_lin
     test = [line for line in README.splitlines() if re.match(r"^python3 -m pip install .*&& python3 -m pytest", line)]
     assert test and "'.[test]'" in test[0]  # .ci/run greps this line and runs it
     assert re.search(r"\d+ MB", README) and re.search(r"\d+ s\b", README)  # size and time said
+    # .ci/run's own reading of the README, run as it runs it
+    ci = (REPO / ".ci" / "run").read_text()
+    grep = re.search(r'test_command="\$\((grep .*?)\)"', ci).group(1)
+    read = subprocess.run(["bash", "-c", grep], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
+    assert read == "python3 -m pip install -e '.[test]' && python3 -m pytest", read
 
 
 def test_the_room_needs_no_test_extra_to_import():
