@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 try:
-    from .. import checkahead, listing_cache
+    from .. import checkahead, listing_cache, version
     from ..clean import shown
     from ..errors import KbError, os_error_line
 except KeyboardInterrupt:  # Ctrl-C while kb starts: exit 130 as during a verb, no traceback
@@ -78,8 +78,6 @@ def version_action(prog: str) -> type:
 
     class Version(argparse.Action):
         def __call__(self, parser, namespace, values, option_string=None):
-            from .. import version
-
             print(f"{prog} {version()}")
             parser.exit()
 
