@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["Answer", "KbError", "Memory", "Query", "Result"]
+__all__ = ["Answer", "KbError", "Memory", "Query", "Result", "version"]
 
 # The names above, each from its module, imported when first read (PEP 562): `kb route` runs
 # `engine.cli`, and a package that imported Memory at once would import the whole engine
@@ -28,3 +28,15 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
+
+
+def version() -> str:
+    """kbtui's version, from the installed package's metadata: the one source (pyproject.toml's
+    `version`), read by `kb --version`, `kbtui --version` and the MCP server's greeting."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("kbtui")
+    except PackageNotFoundError:  # a source tree run without `pip install -e .`
+        return "unknown (not installed: pip install -e .)"

@@ -32,8 +32,15 @@ Errors are notes the router cannot use as written; warnings are notes it uses ba
                 its own opposite
   W08  warning  a base reached a second time through a link (`ln -s zed fleet/zed2`): it
                 is counted once, under its own folder's name, and the link is ignored
+  W09  warning  a note of a plain folder with no `Search for:` line: E02's finding where
+                no fleet is around it. A plain folder is supported as it is (the text
+                search answers); a label is the next step, not a repair
 
-E02, E03 and E04 together are exactly the notes `kb index` counts as unreachable, and E05
+A plain folder (one base, no fleet.txt above it, no agent.txt in it) is held to what it is:
+W01 is not given (nobody routes between agents there) and its unlabelled notes are W09, so a
+plain folder with nothing broken passes `kb check`.
+
+E02 (W09 in a plain folder), E03 and E04 together are exactly the notes `kb index` counts as unreachable, and E05
 and W03 the notes it skips: one predicate, so the linter and the index never disagree.
 """
 
@@ -116,6 +123,13 @@ class _Read:
     rel: str
     note: Note | None
     text: str | None
+    plain: bool = False  # of a plain folder: an unlabelled note is W09, not E02
+
+
+def _is_plain(fleet: Fleet, base) -> bool:
+    """One folder of notes on its own: no fleet root, no fleet.txt above it, no agent.txt."""
+    alone = not fleet.is_fleet_root and len(fleet.bases) == 1 and fleet.root == base.root
+    return alone and not (base.root / "agent.txt").is_file()
 
 
 def check_fleet(fleet: Fleet) -> list[Finding]:
@@ -135,7 +149,8 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
             path, _, why = problems[0].partition(": ")
             out.append(Finding("E05", ERROR, "", path, 0, why, str(base.root)))
             continue
-        if not (base.root / "agent.txt").is_file():
+        plain = _is_plain(fleet, base)
+        if not plain and not (base.root / "agent.txt").is_file():
             out.append(Finding(
                 "W01", WARNING, base.name, "agent.txt", 0,
                 "no agent.txt: the base routes, but nothing gives its name, role or where it stops "
@@ -156,9 +171,9 @@ def check_fleet(fleet: Fleet) -> list[Finding]:
                 else:
                     out.append(Finding("E05", ERROR, base.name, rel, 0,
                                        f"{why}: the note is not indexed at all", str(base.root / rel)))
-                read.append(_Read(base.name, base.root, rel, None, None))
+                read.append(_Read(base.name, base.root, rel, None, None, plain))
                 continue
-            read.append(_Read(base.name, base.root, rel, parse_note(rel, text), text))
+            read.append(_Read(base.name, base.root, rel, parse_note(rel, text), text, plain))
 
     ids = [f"{r.base}/{r.rel}" for r in read]
     resolver = LinkResolver(ids)
@@ -187,6 +202,11 @@ def _label(r: _Read) -> list[Finding]:
     def add(code: str, sev: str, line: int | None, msg: str) -> None:
         out.append(Finding(code, sev, r.base, r.rel, line or 0, msg, f))
 
+    if n.label_line is None and r.plain:
+        add("W09", WARNING, n.title_line or 1,
+            "no `Search for:` line: the text search reaches this note, and a label under its title would let "
+            "a question make it a HIT: kb label proposes one")
+        return out
     if n.label_line is None:
         add("E02", ERROR, n.title_line or 1,
             "no `Search for:` line: the text search reaches this note, but no question can make it a HIT: "

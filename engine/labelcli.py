@@ -27,6 +27,7 @@ from .mapfiles import is_map_file
 from .render import json_line, printable
 from .notefiles import MAX_NOTE_BYTES, list_notes, open_note
 from .clean import is_valid_text
+from .cli import add_paths
 
 GOLD_FILE = "gold.tsv"
 
@@ -36,7 +37,7 @@ def register(sub) -> None:
         "label",
         help="propose Search for: lines for notes without a label (or a thin one), show the effect, write when asked",
     )
-    lp.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(lp)
     lp.add_argument("--write", nargs="*", metavar="NOTE", default=None,
                     help="write the proposals (all of them, or only these notes: base/path or a file path)")
     lp.add_argument("--merge", action="store_true", help="add proposed keys to an existing (thin) label")

@@ -177,7 +177,7 @@ class Memory:
 
     def __init__(
         self, paths: list[str | os.PathLike[str]] | str | os.PathLike[str], *, update: bool = True,
-        resident: bool = False, coverage_rule: bool | None = None,
+        resident: bool = False, coverage_rule: bool | None = None, record_misses: bool = True,
     ):
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -193,6 +193,8 @@ class Memory:
         self._swap = threading.Lock()
         self._generation = 0
         self._update_on_load = update
+        # False: no refusal is logged whatever a Query asks (`--no-record` on route, boot, serve, the room).
+        self.record_misses = record_misses
         self.last_reports: list[IndexReport] = []
         self._pending_reindexed = 0
         self._roster: Roster | None = None
@@ -532,7 +534,7 @@ class Memory:
 
     def _miss(self, query: Query, answer: Answer) -> Answer:
         """Step three: a refusal asked for real is a recall loss, logged (see recall_loss)."""
-        miss = self.recall_loss(answer) if query.record_miss else None
+        miss = self.recall_loss(answer) if query.record_miss and self.record_misses else None
         return replace(answer, miss=miss) if miss is not None else answer
 
     def keyword_only(self, question: str, *, extra_aliases: tuple[Alias, ...] = ()) -> list[KeywordHit]:

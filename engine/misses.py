@@ -1,4 +1,12 @@
-"""kb-misses.txt: the recall-loss log, beside the fleet manifest.
+"""kb-misses.txt: the recall-loss log, beside the fleet manifest, else inside kb's own `.kb/`.
+
+Where it lives (misses_path): KB_MISSES_PATH when set; beside fleet.txt in a fleet that has
+one (seed 000: "written to kb-misses.txt beside the fleet manifest", a file its owner reads
+and keeps beside the file that names the fleet); otherwise `<folder>/.kb/kb-misses.txt`: a
+plain folder of notes, or a fleet without a manifest, gets no file beside its notes that
+nobody asked for. A log an older kb wrote beside such a folder's notes is still read and
+written there while no `.kb/` log exists: an upgrade loses no count and splits no log. The
+lock is kb's own, so it lives in `.kb/` whenever the log sits beside the notes.
 
 One entry per distinct question: count, first seen, last seen and the question verbatim on
 one tab-separated line, then an indented `looked like:` line with what the base offered back.
@@ -27,7 +35,7 @@ from pathlib import Path
 
 from .atomic import append_once, write_atomic
 from .clean import log_line
-from .fleet import MISSES_FILE
+from .fleet import FLEET_FILE, MISSES_FILE
 from .gitignore import ensure_ignored
 from .nofollow import open_lock, refuse_links
 from .textfile import read_regular_text, read_text, text_lines
@@ -186,10 +194,14 @@ def record(path: Path, question: str, looked_like: list[str], today: str) -> Non
             # A FIFO would block the read forever; a device (KB_MISSES_PATH=/dev/full) would be
             # replaced by the atomic rename, as root. Refused: the caller reports it in `miss`.
             raise OSError(errno.EINVAL, "not a regular file", str(path))
+    lock_path = lock_for(path)
+    for folder in {path.parent, lock_path.parent}:
+        if folder.name == ".kb":
+            refuse_links(folder)  # a `.kb` planted as a link would carry the log or its lock elsewhere
     path.parent.mkdir(parents=True, exist_ok=True)
     # Before the first write, so there is no moment when the log exists and git would add it.
     ensure_ignored(path)
-    lock_path = path.with_name("." + path.name + ".lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
     # O_NOFOLLOW: a lock planted as a link would create its target (as root, /etc/nologin).
     offered = ", ".join(looked_like)
     with os.fdopen(open_lock(lock_path), "a+") as lock:
@@ -230,6 +242,24 @@ def _size(path: Path) -> int:
 
 
 def misses_path(fleet_root: Path) -> Path:
+    """Where this fleet's log is read and written (the module's docstring says why)."""
     # An exported but empty (or blank) variable chose no path; it is not a path called "".
     env = os.environ.get(MISSES_ENV, "").strip()
-    return Path(env).expanduser() if env else fleet_root / MISSES_FILE
+    if env:
+        return Path(env).expanduser()
+    beside = fleet_root / MISSES_FILE
+    if (fleet_root / FLEET_FILE).is_file():
+        return beside
+    inside = fleet_root / ".kb" / MISSES_FILE
+    if not inside.exists() and beside.is_file():
+        return beside  # an older kb's log, where the person already has it
+    return inside
+
+
+def lock_for(path: Path) -> Path:
+    """The log's lock: kb's own empty file, so in `.kb/` when the log is at its default place
+    (beside fleet.txt, or an older kb's log beside the notes); beside a log KB_MISSES_PATH names."""
+    name = "." + path.name + ".lock"
+    if os.environ.get(MISSES_ENV, "").strip() or path.parent.name == ".kb":
+        return path.with_name(name)
+    return path.parent / ".kb" / name

@@ -60,3 +60,10 @@ class Query:
         """The same question and ordering, `top` rows long."""
         return replace(self, top=top)
 
+
+
+def top_limit(top: int, rows: int) -> dict | None:
+    """{"asked", "rows"} when an explicit `top` (past the default) asks for more rows than the
+    answer's candidates hold (the text leg's constant pool and every label matched); None
+    otherwise. `kb route` and MCP say it rather than stop short without a word."""
+    return {"asked": top, "rows": rows} if top > max(rows, DEFAULT_TOP) else None

@@ -22,10 +22,12 @@ import threading
 import time
 from typing import Any
 
+from . import version
 from .clean import as_text
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
+from .query import top_limit
 from .record import as_dict
 from .errors import os_error_line
 from .rpcwire import CheckedWire
@@ -112,6 +114,7 @@ def build_server(memory: "Memory"):
     names = ", ".join(as_text(b.name) for b in memory.bases)
     server = MCPServer(
         "kb",
+        version=version(),  # the initialize reply's serverInfo.version: the package's, as `kb --version`
         instructions=(
             f"A fleet of agents kept as markdown notes ({names}). kb_route says which note answers a question, "
             "which agent owns it and whether to trust it (verdict hit, guess or nothing); kb_retrieve hands over "
@@ -144,15 +147,18 @@ def build_server(memory: "Memory"):
     @server.tool(name="kb_route")
     @guarded
     def kb_route(question: str, top: int = 5) -> dict[str, Any]:
-        """Which note answers the question, which agent owns it, the verdict (hit, guess, nothing), the reading list."""
-        return memory.route(question, top=max(1, min(top, 50))).to_json()
+        """Which note answers the question, which agent owns it, the verdict (hit, guess, nothing), the reading list
+        (top rows; no limit below what the question's candidates hold, and top_limit says when top asked past it)."""
+        answer = memory.route(question, top=max(1, top)).to_json()
+        return {**answer, **_past(top, len(answer["results"]))}
 
     @server.tool(name="kb_retrieve")
     @guarded
     def kb_retrieve(question: str, top: int = 5) -> dict[str, Any]:
-        """The fused reading list alone: the passages to read for a question, best first."""
-        rows = memory.retrieve(question, top=max(1, min(top, 50)))
-        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows]}
+        """The fused reading list alone: the passages to read for a question, best first (top rows; no limit below
+        what the question's candidates hold, and top_limit says when top asked past it)."""
+        rows = memory.retrieve(question, top=max(1, top))
+        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows], **_past(top, len(rows))}
 
     @server.tool(name="kb_remember")
     @guarded
@@ -180,6 +186,13 @@ def build_server(memory: "Memory"):
     return server
 
 
+def _past(top: int, rows: int) -> dict[str, Any]:
+    """`top_limit` when a call asks past the default for more rows than the question's candidates
+    hold, as `kb route --json` says it (engine/cli/route.top_limit: the one rule)."""
+    past = top_limit(top, rows)
+    return {"top_limit": past} if past else {}
+
+
 def _typed_arguments(server):
     """A middleware (the library's public hook, run before its own lax validation) that
     answers a tools/call whose arguments do not fit the tool's schema with JSON-RPC's
@@ -204,9 +217,9 @@ def _typed_arguments(server):
     return check
 
 
-def serve(paths: list[str], *, coverage_rule: bool | None = None) -> int:
+def serve(paths: list[str], *, coverage_rule: bool | None = None, record: bool = True) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kb serve: %(message)s")
-    memory = Memory(paths, resident=True, coverage_rule=coverage_rule)  # a bad path is refused here, before any protocol starts
+    memory = Memory(paths, resident=True, coverage_rule=coverage_rule, record_misses=record)  # a bad path is refused here, before any protocol starts
     snap = memory.snapshot()  # indexed before the first request, not during it
     log.warning("serving %d entries across %d agents (%s)", snap.catalogue.n, len(memory.bases),
                 ", ".join(b.name for b in memory.bases))

@@ -277,8 +277,14 @@ class KbApp(App):
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="kbtui", description="The reading room for a fleet of agents kept as notes.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    from engine.cli import version_action
+
+    p = argparse.ArgumentParser(prog="kbtui", description="The reading room for a fleet of agents kept as notes.",
+                                epilog="Every PATH defaults to . (the working directory). An unanswered question "
+                                       "asked with Enter is logged to kb-misses.txt (beside fleet.txt in a fleet, "
+                                       "else in the folder's .kb/; KB_MISSES_PATH=FILE: there); --no-record logs none.")
+    p.add_argument("--version", action=version_action("kbtui"), nargs=0, help="print kbtui's version and exit")
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="a base or a fleet root (default: .)")
     p.add_argument("-q", "--question", help="ask this first")
     p.add_argument("--no-mouse", action="store_true", help="leave the mouse to the terminal (its own selection)")
     p.add_argument("--no-watch", action="store_true", help="do not re-index when notes change on disk")
@@ -287,6 +293,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--top", type=int, default=DEFAULT_TOP, help="rows in the reading list")
     p.add_argument("--gold", help="answer key for the eval screen (default: gold.tsv in the fleet root)")
     p.add_argument("--coverage-rule", action="store_true", help="the coverage rule (off by default; fleet.txt: coverage_rule = on)")
+    p.add_argument("--no-record", action="store_true", help="log no unanswered question (KB_MISSES_PATH=FILE chooses where)")
     p.add_argument("--serve", action="store_true", help="serve the app to a browser (textual-serve)")
     p.add_argument("--host", default="localhost")
     p.add_argument("--port", type=int, default=8000)
@@ -336,7 +343,8 @@ def run(argv: list[str]) -> int:
     from engine.errors import KbError
 
     try:
-        memory = Memory([Path(p) for p in args.paths], resident=True, coverage_rule=args.coverage_rule or None)
+        memory = Memory([Path(p) for p in args.paths], resident=True, coverage_rule=args.coverage_rule or None,
+                        record_misses=not args.no_record)
     except KbError as e:
         print(f"kbtui: {e}", file=sys.stderr)
         return 2

@@ -99,9 +99,10 @@ def test_the_plot_draws_bm25s_and_the_fresh_process(tiny, tmp_path, capsys):
     assert "bm25s in process, median" in drawn and "fresh kb route" in drawn
 
 
-def test_bad_input_is_one_line(tmp_path, capsys):
+def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no PATH is `.`, as for every verb (issue 28): here, no notes
     assert kb(["bench"]) != 0
-    assert "name a base or a fleet root" in capsys.readouterr().err
+    assert "no markdown notes here" in capsys.readouterr().err
     assert kb(["bench", "--sweep", "1k,abc"]) != 0
     assert "not a chunk count" in capsys.readouterr().err
     empty = tmp_path / "q.txt"

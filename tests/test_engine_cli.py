@@ -140,8 +140,6 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
-    # a route or boot of a common form is parsed by engine/cli/quickargs.py
-    "argparse", "gettext",
     # OpenSSL, which hashlib loads (blake2b is engine.digests's)
     "hashlib", "_hashlib",
 )

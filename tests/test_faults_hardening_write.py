@@ -204,12 +204,27 @@ def test_a_kb_folder_linked_elsewhere_is_never_written_nor_deleted_there(demo, t
 
 def test_a_miss_log_lock_linked_outside_is_not_created(demo, tmp_path):
     target = tmp_path / "nologin"
-    (demo / ".kb-misses.txt.lock").symlink_to(target)
+    (demo / ".kb").mkdir(exist_ok=True)  # the lock is kb's own: inside .kb/ (issue 28)
+    (demo / ".kb" / ".kb-misses.txt.lock").symlink_to(target)
     r = run_kb("route", NOTHING_Q, str(demo))
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    assert not target.exists() and (demo / ".kb-misses.txt.lock").is_symlink()
+    assert not target.exists() and (demo / ".kb" / ".kb-misses.txt.lock").is_symlink()
     miss = [line for line in r.stdout.splitlines() if "symbolic link" in line]
     assert len(miss) == 1 and ".kb-misses.txt.lock" in miss[0], r.stdout
+
+
+def test_a_kb_folder_linked_outside_carries_no_miss_log_there(tmp_path):
+    # A plain folder's log lives in its .kb/ (issue 28): a .kb planted as a link is refused by name.
+    notes, elsewhere = tmp_path / "notes", tmp_path / "elsewhere"
+    notes.mkdir()
+    elsewhere.mkdir()
+    (notes / "a.md").write_text("# A\n\nSpades and rakes.\n")
+    (notes / ".kb").symlink_to(elsewhere)
+    r = run_kb("route", NOTHING_Q, str(notes), "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    miss = json.loads(r.stdout)["miss"]
+    assert not miss["recorded"] and str(notes / ".kb") in miss["error"], miss
+    assert not list(elsewhere.glob("*kb-misses*"))
 
 
 def test_a_miss_log_linked_outside_is_neither_read_nor_copied(demo, tmp_path):

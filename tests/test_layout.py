@@ -25,9 +25,10 @@ OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.doss
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}
 # Standard-library modules a route that writes nothing never uses, imported where they are:
-# tempfile (with random) where a file is written, shutil where notes are copied, argparse where
-# a parser is built (a route or boot of a common form is parsed by engine/cli/quickargs.py).
-LATE_STDLIB = {"tempfile", "shutil", "argparse"}
+# tempfile (with random) where a file is written, shutil where notes are copied (argparse,
+# which parses every verb, is imported where the parser is built: engine/cli/__init__.py), and
+# importlib.metadata (~19 ms: email, zipfile) where --version reads the package's version.
+LATE_STDLIB = {"tempfile", "shutil", "argparse", "importlib"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 

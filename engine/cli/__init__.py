@@ -15,10 +15,9 @@ import sys
 from typing import TYPE_CHECKING
 
 try:
-    from .. import checkahead, listing_cache
+    from .. import checkahead, listing_cache, version
     from ..clean import shown
     from ..errors import KbError, os_error_line
-    from . import quickargs
 except KeyboardInterrupt:  # Ctrl-C while kb starts: exit 130 as during a verb, no traceback
     raise SystemExit(130) from None
 
@@ -52,17 +51,51 @@ VERBS: tuple[tuple[str, str, str], ...] = (
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """`kb`'s parser: with every verb, or with `verb` alone (what that verb's run needs: its
     usage, help and errors read the same either way)."""
-    import argparse  # here: a route or boot of a common form parses without it (quickargs)
+    import argparse  # here, not at the top: `kb VERB` imports only what its verb needs
 
     p = argparse.ArgumentParser(
         prog="kb",
         description="Route a question to the note and the agent that answer it; no model, no network.",
+        epilog=f"Every PATH defaults to . (the working directory). {MISSES_HELP}",
     )
+    p.add_argument("--version", action=version_action("kb"), nargs=0, help="print kb's version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module, adder in VERBS:
         if verb is None or name == verb:
             getattr(importlib.import_module(module), adder)(sub)
     return p
+
+
+# Where a refusal is logged, said in `kb --help` and beside every --no-record (engine/misses.py decides).
+MISSES_HELP = ("An unanswered question is logged to kb-misses.txt: beside fleet.txt in a fleet, else in the "
+               "folder's .kb/; KB_MISSES_PATH=FILE logs it there instead, and --no-record logs nothing.")
+
+
+def version_action(prog: str) -> type:
+    """`--version`, read when asked: the package's metadata costs a route ~19 ms to import
+    (importlib.metadata brings email, zipfile, tempfile), so no parser reads it to be built."""
+    import argparse
+
+    class Version(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            print(f"{prog} {version()}")
+            parser.exit()
+
+    return Version
+
+
+def add_paths(parser: argparse.ArgumentParser, *, many: bool = True, what: str = "a base or a fleet root") -> None:
+    """The PATH of a verb that reads notes: one rule for every verb, `.` when omitted."""
+    if many:
+        parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help=f"{what} (default: .)")
+    else:
+        parser.add_argument("path", nargs="?", default=".", metavar="PATH", help=f"{what} (default: .)")
+
+
+def add_no_record(parser: argparse.ArgumentParser) -> None:
+    """--no-record, on every verb that can log a miss (route, boot, serve)."""
+    parser.add_argument("--no-record", action="store_true",
+                        help="log no unanswered question (default: logged; KB_MISSES_PATH=FILE chooses where)")
 
 
 def _verb_of(argv: list[str]) -> str | None:
@@ -99,7 +132,7 @@ def _run(argv: list[str] | None) -> int:
         listing_cache.check_ahead(sys.argv[1:])
     _speak_utf8()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = quickargs.parse(argv) or build_parser(_verb_of(argv)).parse_args(argv)
+    args = build_parser(_verb_of(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except KbError as e:

@@ -27,7 +27,7 @@ def add_bench(subparsers: Any) -> None:
         "the pruning rule on and off; top-10 agreement and speed against bm25s when installed. "
         "Speed on a shared machine is evidence, so the load average is printed beside it.",
     )
-    b.add_argument("paths", nargs="*", metavar="PATH", help="a base or a fleet root (omit with --sweep / --from)")
+    b.add_argument("paths", nargs="*", metavar="PATH", help="a base or a fleet root (default: .; none with --sweep / --from)")
     b.add_argument("--questions", metavar="FILE", help="one question per line, or question<TAB>answer lines"
                    " (default: the fleet's questions.tsv, else gold.tsv, else drawn from its labels)")
     b.add_argument("--repeat", type=int, default=3, metavar="N", help="times each question is timed (median kept)")
@@ -93,8 +93,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                            n_questions=args.sweep_questions, **kw)
         sweep_mode = True
     else:
-        if not args.paths:
-            raise KbError("kb bench: name a base or a fleet root (or use --sweep SIZES)")
+        args.paths = args.paths or ["."]  # PATH defaults to . for every verb; --sweep and --from read none
         questions = bench.load_questions(args.questions) if args.questions else None
         runs = [bench.run_bench(args.paths, questions=questions, questions_source=args.questions or "", **kw)]
         sweep_mode = False

@@ -7,6 +7,7 @@ from ..errors import KbError
 from ..evaluate import SPEED_MAX_ASKS, run_eval
 from ..memory import Memory
 from ..render import json_line
+from . import add_paths
 
 
 def cmd_eval(args) -> int:
@@ -23,7 +24,7 @@ def cmd_eval(args) -> int:
 def add_eval(sub) -> None:
     ev = sub.add_parser("eval", help="grade the fleet against an answer key (gold.tsv)")
     ev.add_argument("gold", metavar="GOLD")
-    ev.add_argument("paths", nargs="+", metavar="PATH")
+    add_paths(ev)
     ev.add_argument("--no-speed", action="store_true", help="skip the SPEED block")
     ev.add_argument("--asks", type=int, default=1000, metavar="N", help=f"asks timed for SPEED (default 1000, at most {SPEED_MAX_ASKS:,})")
     ev.add_argument("--json", action="store_true", help="one line of JSON: each question and the abstention matrix")

@@ -12,6 +12,7 @@ import textwrap
 
 from .. import collector
 from ..check import check, summary
+from ..thin import THIN_ASK, THIN_BELOW
 from ..errors import KbError
 from ..fleet import discover
 from ..memory import Memory
@@ -20,6 +21,7 @@ from ..missjson import report_json_line
 from ..missreview import REVIEW_AT_MOST, review_misses
 from ..render import counted, json_line, printable
 from ..notefiles import list_notes
+from . import add_paths
 
 WIDTH = 100  # where the key lists wrap
 
@@ -29,7 +31,7 @@ def add_misses(sub) -> None:
         "misses",
         help="the questions this fleet could not answer, most asked first, with what nearly caught them",
     )
-    ms.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(ms)
     ms.add_argument("--near", type=int, default=3, metavar="N", help="files shown beside each question (default 3)")
     ms.add_argument("--limit", type=int, default=REVIEW_AT_MOST, metavar="N",
                     help=f"review the N most asked entries (default {REVIEW_AT_MOST:,}; 0: every one)")
@@ -39,11 +41,11 @@ def add_misses(sub) -> None:
 
 def add_check(sub) -> None:
     ck = sub.add_parser("check", help="lint every base: labels, links, aliases; each finding names file and line")
-    ck.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(ck)
     ck.add_argument("--strict", action="store_true", help="exit non-zero on warnings too")
     ck.add_argument("--json", action="store_true", help="one line of JSON")
     ck.add_argument("--all", action="store_true",
-                    help="list every note without a label, even when most of a base has none")
+                    help="list every finding, even those folded into one line per base (missing labels, thin lines)")
     ck.set_defaults(func=cmd_check)
 
 
@@ -155,40 +157,58 @@ def cmd_check(args) -> int:
             "warnings": warnings,
             "findings": [f.to_json() for f in findings],
         }))
-    else:
-        folded = {} if args.all else fold_unlabelled(fleet, findings)
-        for f in findings:
-            if f.base in folded and f.code == "E02":
-                continue
+        return 1 if errors or (args.strict and warnings) else 0
+    folded = {} if args.all else fold(fleet, findings)
+    for f in findings:
+        if (f.base, f.code) not in folded:
             print(f"{printable(f.where)}: {f.code} {f.severity}: {printable(f.message)}")
-        for base, (count, notes) in folded.items():
-            print(f"{printable(base)}: E02 error: {count} of {notes} notes have no Search for: line; the text "
-                  "search reaches them, but none can be a HIT until labelled: kb label proposes labels "
-                  "(kb check --all lists them)")
-        n = len(fleet.bases)
-        verdict = "clean" if not findings else (
-            f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
-        )
-        hidden = sum(c for c, _ in folded.values())
-        if hidden:
-            verdict = verdict.replace(f"{errors} error{'s' if errors != 1 else ''}",
-                                      f"{errors} errors ({hidden} of them the unlabelled notes folded above)", 1)
-        print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
+    for (base, code), count in folded.items():
+        print(f"{printable(base)}: {code} {FOLDED[code](count, fleet, base)} (kb check --all lists them)")
+    n = len(fleet.bases)
+    hidden_e = sum(c for (_, code), c in folded.items() if code.startswith("E"))
+    hidden_w = sum(c for (_, code), c in folded.items() if code.startswith("W"))
+    verdict = "clean" if not findings else ", ".join([
+        f"{errors} error{'s' if errors != 1 else ''}" + (f" ({hidden_e} of them folded above)" if hidden_e else ""),
+        f"{warnings} warning{'s' if warnings != 1 else ''}" + (f" ({hidden_w} of them folded above)" if hidden_w else ""),
+    ])
+    print(f"kb check: {n} base{'s' if n != 1 else ''} under {printable(str(fleet.root))}: {verdict}")
     return 1 if errors or (args.strict and warnings) else 0
 
 
-def fold_unlabelled(fleet, findings) -> dict[str, tuple[int, int]]:
-    """Bases where most notes lack a label: {base: (unlabelled, notes)}. One error per note
-    there would bury the real findings (a broken link) under a plain folder's first run."""
-    by_base: dict[str, int] = {}
+# A code repeated more than this in one base is one line for the base (--all lists each):
+# 4,580 thin lines after a first `kb label` buried the one broken link among them.
+FOLD_OVER = 5
+
+
+def _notes(fleet, base: str) -> int:
+    return len(list_notes(next(b for b in fleet.bases if b.name == base).root)[0])
+
+
+def _unlabelled(count: int, fleet, base: str) -> str:
+    return (f"{count} of {_notes(fleet, base)} notes have no Search for: line; the text search reaches them, "
+            "but none can be a HIT until labelled: kb label proposes labels")
+
+
+FOLDED = {
+    "E02": lambda count, fleet, base: "error: " + _unlabelled(count, fleet, base),
+    "W09": lambda count, fleet, base: "warning: " + _unlabelled(count, fleet, base),
+    "W06": lambda count, fleet, base: (
+        f"warning: {count} notes have a thin keyword line (under {THIN_BELOW} terms). A question uses words the "
+        f"writer did not think of; aim for {THIN_ASK}, in both languages, including the words somebody types "
+        "from inside the problem"),
+}
+
+
+def fold(fleet, findings) -> dict[tuple[str, str], int]:
+    """{(base, code): count} for the findings printed as one line per base: missing labels
+    where most of the base lacks one (one error per note would bury a broken link under a
+    plain folder's first run), and any foldable code repeated more than FOLD_OVER times."""
+    counts: dict[tuple[str, str], int] = {}
     for f in findings:
-        if f.code == "E02":
-            by_base[f.base] = by_base.get(f.base, 0) + 1
+        if f.code in FOLDED:
+            counts[(f.base, f.code)] = counts.get((f.base, f.code), 0) + 1
     out = {}
-    for b in fleet.bases:
-        count = by_base.get(b.name, 0)
-        if count > 1:
-            notes = len(list_notes(b.root)[0])
-            if 2 * count > notes:
-                out[b.name] = (count, notes)
+    for (base, code), count in counts.items():
+        if count > FOLD_OVER or (code != "W06" and count > 1 and 2 * count > _notes(fleet, base)):
+            out[(base, code)] = count
     return out

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..fleet import discover
 from ..purpose import PURPOSE_NAMES
+from . import add_paths
 
 if TYPE_CHECKING:
-    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
+    import argparse  # annotations only
 
 # The stage itself is imported by the handler that runs it: `kb route` parses these options
 # on every prompt of a hook and fuses for a purpose rarely.
@@ -66,7 +67,7 @@ def add_fusion(subparsers: Any) -> argparse.ArgumentParser:
         "restamp",
         help="stamp each base with this build's fusion weights (future pages will differ from past ones)",
     )
-    rs.add_argument("path", metavar="PATH", help="a base or a fleet root")
+    add_paths(rs, many=False)
     rs.add_argument("--json", action="store_true", help="print the stamps written as JSON")
     rs.set_defaults(func=cmd_restamp)
     return fusion

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..fleet import discover
 from ..rerank import PRECISIONS
+from . import add_paths
 
 if TYPE_CHECKING:
-    import argparse  # annotations only: a plain route never imports argparse (engine/cli/quickargs.py)
+    import argparse  # annotations only
 
 # The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
 # that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.
@@ -67,7 +68,7 @@ def add_rerank(subparsers: Any) -> None:
     rr = subparsers.add_parser("rerank", help="the cross-encoder rerank stage's stamp and benchmark")
     rsub = rr.add_subparsers(dest="rerank_command", metavar="COMMAND", required=True)
     rs = rsub.add_parser("restamp", help="stamp each base with the loaded cross-encoder (future orders differ from past ones)")
-    rs.add_argument("path", metavar="PATH", help="a base or a fleet root")
+    add_paths(rs, many=False)
     _model_options(rs)
     rs.add_argument("--json", action="store_true", help="print the stamps written as JSON")
     rs.set_defaults(func=cmd_restamp)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from ..memory import Memory
 from ..covered import OPTION, OPTION_HELP
-from ..query import Query
+from ..memory import RANK_CANDIDATE_POOL, Memory
+from ..query import DEFAULT_TOP, Query, top_limit
 from ..render import index_report, json_line, route_hybrid, route_keywords
-from . import purpose, rerank
+from . import MISSES_HELP, add_no_record, add_paths, purpose, rerank
 
 
 def cmd_index(args) -> int:
@@ -29,9 +29,13 @@ def cmd_index(args) -> int:
 def cmd_route(args) -> int:
     # Each stage's options come back empty when not given, so a plain route is byte-identical.
     stages = {**purpose.route_kwargs(args), **rerank.route_kwargs(args)}
-    answer = Memory(args.paths, coverage_rule=args.coverage_rule or None).ask(Query(args.question, top=max(args.top, 1), **stages))
+    answer = Memory(args.paths, coverage_rule=args.coverage_rule or None).ask(
+        Query(args.question, top=max(args.top, 1), record_miss=not args.no_record, **stages))
+    past = top_limit(args.top, len(answer.results))
+    if past and not args.json:
+        print(TOP_NOTE.format(**past), file=sys.stderr)
     if args.json:
-        print(json_line(answer.to_json()))
+        print(json_line({**answer.to_json(), **({"top_limit": past} if past else {})}))
     elif args.hybrid or stages:
         print(route_hybrid(answer, args.top))
     elif answer.indexed.entries == 0:
@@ -44,21 +48,33 @@ def cmd_route(args) -> int:
     return 0
 
 
+# --top has no limit below what a question's candidates hold: the text leg's best
+# RANK_CANDIDATE_POOL passages and every label the keywords matched (a constant pool, so a page
+# size never changes the ordering). Past it the answer says so, here and over MCP.
+POOL_HELP = (f"no limit below what the question's candidates hold: the text leg's {RANK_CANDIDATE_POOL} best "
+             "and every label matched")
+TOP_NOTE = "kb route: --top {asked}: {rows} rows in the reading list, all this question's candidates hold (" + POOL_HELP.split(": ", 1)[1] + ")"
+
+
+
 def add_index(sub) -> None:
     ix = sub.add_parser("index", help="build or update each base's index at <base>/.kb/index.db")
-    ix.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(ix)
     ix.add_argument("--force", action="store_true", help="re-read every note, changed or not")
     ix.set_defaults(func=cmd_index)
 
 
 def add_route(sub) -> None:
-    rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it")
+    rt = sub.add_parser("route", help="which note answers, which agent owns it, and whether to trust it",
+                        epilog=MISSES_HELP)
     rt.add_argument("question")
-    rt.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
-    rt.add_argument("--top", type=int, default=5, metavar="N", help="how many rows to show (default 5)")
+    add_paths(rt)
+    rt.add_argument("--top", type=int, default=5, metavar="N",
+                    help=f"how many rows to show (default {DEFAULT_TOP}; {POOL_HELP})")
     rt.add_argument("--hybrid", action="store_true", help="show the fused reading list (labels + full text)")
     rt.add_argument("--json", action="store_true", help="one line of JSON (always fused)")
     rt.add_argument(OPTION, action="store_true", help=OPTION_HELP)
+    add_no_record(rt)
     purpose.add_route_options(rt)
     rerank.add_route_options(rt)
     rt.set_defaults(func=cmd_route)

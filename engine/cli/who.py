@@ -17,11 +17,12 @@ from ..remember import render
 from ..render import json_line, printable
 from ..roster import render_roster
 from ..serve import fleet_json, list_notes, serve
+from . import MISSES_HELP, add_no_record, add_paths
 
 
 def add_fleet(subparsers) -> None:
     fl = subparsers.add_parser("fleet", help="the roster: who is in the fleet, what each does, where each stops")
-    fl.add_argument("paths", nargs="+", metavar="PATH", help="a base or a fleet root")
+    add_paths(fl)
     fl.add_argument("--json", action="store_true", help="one line of JSON")
     fl.set_defaults(func=cmd_fleet)
 
@@ -29,7 +30,7 @@ def add_fleet(subparsers) -> None:
 def add_remember(subparsers) -> None:
     rm = subparsers.add_parser("remember", help="measure a claim against the notes: ADD, UPDATE or NOOP (never DELETE)")
     rm.add_argument("claim", metavar="CLAIM")
-    rm.add_argument("path", metavar="PATH", help="a base or fleet root to measure against, or a new note's .md path")
+    add_paths(rm, many=False, what="a base or fleet root to measure against, or a new note's .md path")
     rm.add_argument("--write", action="store_true", help="create the note at PATH (needs --key) and index it")
     rm.add_argument("--key", action="append", default=[], metavar="K", help="a Search for: key (repeatable)")
     rm.add_argument("--title", metavar="T", help="the note's title (default: the claim's first sentence)")
@@ -39,15 +40,17 @@ def add_remember(subparsers) -> None:
 
 
 def add_serve(subparsers) -> None:
-    sv = subparsers.add_parser("serve", help="MCP over stdio: kb_route, kb_retrieve, kb_remember, kb_fleet, kb_list")
-    sv.add_argument("paths", nargs="*", metavar="PATH", help="the bases or fleet roots to serve (default: .)")
+    sv = subparsers.add_parser("serve", help="MCP over stdio: kb_route, kb_retrieve, kb_remember, kb_fleet, kb_list",
+                               epilog=MISSES_HELP)
+    add_paths(sv, what="the bases or fleet roots to serve")
     sv.add_argument(OPTION, action="store_true", help=OPTION_HELP)
+    add_no_record(sv)
     sv.set_defaults(func=cmd_serve)
 
 
 def add_list(subparsers) -> None:
     ls = subparsers.add_parser("list", help="the notes of a fleet, a base, or a folder inside one")
-    ls.add_argument("path", metavar="PATH", help="a base or fleet root, or a folder or note inside a base")
+    add_paths(ls, many=False, what="a base or fleet root, or a folder or note inside a base")
     ls.add_argument("--json", action="store_true", help="one line of JSON")
     ls.set_defaults(func=cmd_list)
 
@@ -145,7 +148,7 @@ def cmd_remember(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    return serve(args.paths or ["."], coverage_rule=args.coverage_rule or None)
+    return serve(args.paths or ["."], coverage_rule=args.coverage_rule or None, record=not args.no_record)
 
 
 def cmd_list(args) -> int:
