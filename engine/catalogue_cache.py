@@ -59,7 +59,7 @@ from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
-from .record import fields as record_fields, record, replace
+from dataclasses import dataclass, fields as record_fields, replace
 from .sealedfile import (
     Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
     source_digest,
@@ -84,7 +84,7 @@ VOCABULARY_MAX_CHUNKS = 2_000
 _PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Opening:
     """One base's index as a fresh process needs it (from the cache or read anew)."""
 

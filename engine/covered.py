@@ -19,13 +19,13 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .normalize import terms as normalise
-from .record import record
+from dataclasses import dataclass
 
 COVERAGE_RULE_ON = True  # kept: on the blind set it demoted baits and lost no right answer
 COVERAGE_FLOOR = 0.5  # share of the question's distinct content words the top entry must hold
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Coverage:
     """How many of the question's words a note's text holds."""
 

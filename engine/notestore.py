@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .excerpt import plain
 from .indexschema import FILE_SHIFT
 from .normalize import words
-from .record import record
+from dataclasses import dataclass
 from .stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .notes import Note
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FileRecord:
     """One note as the index remembers it: enough to route without reading it again."""
 
@@ -86,7 +86,7 @@ def delete_note(con: sqlite3.Connection, file_id: int) -> None:
     con.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ChunkRows:
     """A note's chunks as the index stores them, (heading_path, body, line, heading_stems,
     body_stems) each, made apart from the connection (engine/prepared.py), perhaps in a second

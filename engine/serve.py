@@ -26,7 +26,7 @@ from .clean import as_text
 from .confine import confine
 from .errors import KbError
 from .memory import Memory
-from .record import as_dict
+from dataclasses import asdict
 from .errors import os_error_line
 from .rpcwire import CheckedWire
 from .toolargs import argument_problem
@@ -152,7 +152,7 @@ def build_server(memory: "Memory"):
     def kb_retrieve(question: str, top: int = 5) -> dict[str, Any]:
         """The fused reading list alone: the passages to read for a question, best first."""
         rows = memory.retrieve(question, top=max(1, min(top, 50)))
-        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows]}
+        return {"question": question, "results": [dict(asdict(r), id=r.id) for r in rows]}
 
     @server.tool(name="kb_remember")
     @guarded
