@@ -264,7 +264,7 @@ def _read(con, key) -> Opening:
             # One string, not a set: 2,000 bases' sets were a million objects to load. A line
             # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
             vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
-    fields = record_fields(FileRecord)
+    fields = tuple(f.name for f in record_fields(FileRecord))
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
     words = {}
