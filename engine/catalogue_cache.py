@@ -67,7 +67,8 @@ from .sealedfile import (
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .stemming import stem_question, stems_fingerprint
-from .fts5search import bm25_ceiling, chunk_total, one_snapshot
+from . import bm25
+from .fts5search import chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
 from .notestore import FileRecord, records as read_records
@@ -189,7 +190,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     reach for these terms, or None when that cannot be told without searching (a large
     base, an index that moved since its vocabulary was read, a stem the tokenizer might cut
     or fold). 0.0 when the base holds none of the stems: it answers nothing. From the
-    vocabulary's row counts (engine/fts5search.bm25_ceiling): over 2,000 small bases most
+    vocabulary's row counts (engine/bm25.ceiling): over 2,000 small bases most
     that hold a common word cannot place a file among the pool's best, and are not opened.
     checked: the opening's key was compared with the index's state by this question's own
     stale check, a moment ago; else (a snapshot kept from an earlier question) the index is
@@ -209,7 +210,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
                 hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
         if not hits:
             return 0.0
-        return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+        return bm25.ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
     except ValueError:  # a vocabulary kb did not write (sealed right by hand): search the base
         return None
 
