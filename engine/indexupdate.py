@@ -256,7 +256,7 @@ def _bring_note(
         report.changed += 1
     else:
         report.added += 1
-    insert_note(con, note, h, sig, report, streamed_chunks(root, rel, big) if big else None, read.rows)
+    insert_note(con, note, h, sig, report.warnings, streamed_chunks(root, rel, big) if big else None, read.rows)
 
 
 def is_stale(root: Path, read) -> bool:
