@@ -128,8 +128,6 @@ def test_no_interpreter_to_start_is_one_process(one_process, fresh_child, monkey
 
 
 def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
-    from engine import missworker
-
     monkeypatch.setattr(missworker, "_usable_cores", lambda: 2)
     monkeypatch.setattr(missworker.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
     monkeypatch.setattr(missworker, "_runnable_now", lambda: 1)  # this process alone
@@ -162,8 +160,6 @@ def test_a_review_that_fails_leaves_no_second_process_behind(one_process, fresh_
     mem = Memory(demo)
     monkeypatch.setattr(missworker, "SecondReviewer", Kept)
     monkeypatch.setattr(mem, "hold_text_in_memory", broken)
-    from engine import missworker
-
     monkeypatch.setattr(missworker, "RESIDENT_FROM_MISSES", 1)  # so that the review asks for the leg
     with pytest.raises(RuntimeError):
         review_misses(mem, second_process=True)
