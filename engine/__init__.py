@@ -13,7 +13,7 @@ __all__ = ["Answer", "KbError", "Memory", "Query", "Result", "version"]
 
 # The names above, each from its module, imported when first read (PEP 562): `kb route` runs
 # `engine.cli`, and a package that imported Memory at once would import the whole engine
-# before `kb` could start its stale check's second process (engine/checkahead.py).
+# for `kb --help` or a verb that never asks a question.
 _HOMES = {"Answer": "answer", "Result": "answer", "KbError": "errors", "Memory": "memory", "Query": "query"}
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from .normalize import terms
-from .record import record
+from dataclasses import dataclass
 from .textfile import read_regular_text, text_lines
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Alias:
     """One line of kb-aliases.txt: these words also mean those."""
 

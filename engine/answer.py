@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .coverage import coverage_line  # the one wording of the coverage line, on every surface
-from .record import as_dict, factory, record
+from dataclasses import asdict, dataclass, field
 from .textsearch import ChunkFields, ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Passage:
     """One chunk of a note, as handed to a reader."""
 
@@ -25,7 +25,7 @@ class Passage:
     excerpt: str
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class KeywordHit:
     """One entry as the keyword scorer (the labels) ranked it."""
 
@@ -44,7 +44,7 @@ class KeywordHit:
         return f"{self.base}/{self.path}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TextHit(ChunkFields):
     """One file as the text scorer (FTS5 BM25) ranked it, at its best chunk."""
 
@@ -58,7 +58,7 @@ class TextHit(ChunkFields):
         return f"{self.base}/{self.path}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Result:
     """One row of the fused reading list."""
 
@@ -84,7 +84,7 @@ class Result:
         return f"{self.base}/{self.path}"
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Gate:
     """Whether the keyword ranking may be served, and the floor it was judged against."""
 
@@ -95,7 +95,7 @@ class Gate:
     min_entries_to_route: int
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Confidence:
     """How far the top keyword file can be trusted: agreement, score, margin."""
 
@@ -104,7 +104,7 @@ class Confidence:
     margin: float | None  # keyword top / keyword second; None when one file scored
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class AgentTotal:
     """One agent's folded score, and its parts per species."""
 
@@ -115,7 +115,7 @@ class AgentTotal:
     tools: float = 0.0
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class AgentChoice:
     """The owner: the agent chosen, by what, and by how much."""
 
@@ -132,7 +132,7 @@ class AgentChoice:
     note: str | None = None  # why the classifier did not choose, when it was asked
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Indexed:
     """What was indexed when the question was answered."""
 
@@ -142,7 +142,7 @@ class Indexed:
     chunks: int = 0
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Miss:
     """A recall loss, as recorded (or not) in kb-misses.txt."""
 
@@ -154,7 +154,7 @@ class Miss:
     error: str | None = None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Timings:
     """Where the answer's milliseconds went."""
 
@@ -164,7 +164,7 @@ class Timings:
     total_ms: float = 0.0
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Answer:
     """Everything one question produces; every surface renders this."""
 
@@ -184,8 +184,8 @@ class Answer:
     reindexed: int  # files brought up to date before answering
     suggestions: tuple[str, ...]
     miss: Miss | None
-    timings: Timings = factory(Timings)
-    stages: dict[str, Any] = factory(dict)  # stamps of optional stages
+    timings: Timings = field(default_factory=Timings)
+    stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
     question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
     index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
@@ -229,7 +229,7 @@ class Answer:
                 "entries": self.indexed.entries,
             },
             "keyword_top": self.keyword_top,
-            "miss": as_dict(self.miss) if self.miss else None,
+            "miss": asdict(self.miss) if self.miss else None,
             "question": self.question,
             "results": [_result_json(r) for r in self.results],
             "skipped": list(self.skipped),
@@ -267,7 +267,7 @@ def _result_json(r: Result) -> dict[str, Any]:
         "why": r.why,
         "matched": list(r.matched),
         "species": r.species,
-        "passages": [as_dict(p) for p in r.passages],
+        "passages": [asdict(p) for p in r.passages],
     }
     if r.rerank_score is not None:
         row["rerank_score"] = r.rerank_score

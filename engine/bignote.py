@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .digests import blake2b
+from hashlib import blake2b
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
 from .clean import LINE_BREAKS
 from .notefiles import open_note

@@ -20,13 +20,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .digests import sha256
+from hashlib import sha256
 from .atomic import write_atomic
 from .nofollow import make_dirs, refuse_links
 from .coverage import coverage_line
 from .fleet import Base
 from .gate import MIN_ENTRIES_TO_ROUTE
-from .record import record
+from dataclasses import dataclass
 from .render import printable_block
 from .textfile import read_regular_text
 
@@ -40,7 +40,7 @@ ENVELOPE_KEYS = ("prompt", "session_id", "cwd", "hook_event_name")
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class BootRequest:
     """What a prompt hook hands `kb boot`."""
 
@@ -49,7 +49,7 @@ class BootRequest:
     cwd: str | None  # the host's working directory, the fleet when no PATH was named
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Briefing:
     """What `kb boot` hands back for the host to inject."""
 

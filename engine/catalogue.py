@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from .lazylist import LazyList
 from .normalize import terms
-from .record import record
+from dataclasses import dataclass
 
 if TYPE_CHECKING:
     from .suggest import Speller
@@ -39,7 +39,7 @@ W_PURPOSE = 1.0  # ...which outranks a sentence that happened to mention the wor
 SEGMENT_BREAK = " \x00 "
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One labelled note as the keyword scorer reads it."""
 
@@ -96,7 +96,7 @@ def _stem(path: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Scored:
     """An entry with its score, what it matched and the arithmetic behind it."""
 

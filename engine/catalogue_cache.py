@@ -59,7 +59,7 @@ from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
-from .record import fields as record_fields, record, replace
+from dataclasses import dataclass, fields as record_fields, replace
 from .sealedfile import (
     Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
     source_digest,
@@ -67,7 +67,8 @@ from .sealedfile import (
 from .catalogue import Catalogue, Entry, make_entry
 from .errors import KbError
 from .stemming import stem_question, stems_fingerprint
-from .fts5search import bm25_ceiling, chunk_total, one_snapshot
+from . import bm25
+from .fts5search import chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
 from .notestore import FileRecord, records as read_records
@@ -84,7 +85,7 @@ VOCABULARY_MAX_CHUNKS = 2_000
 _PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Opening:
     """One base's index as a fresh process needs it (from the cache or read anew)."""
 
@@ -189,7 +190,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     reach for these terms, or None when that cannot be told without searching (a large
     base, an index that moved since its vocabulary was read, a stem the tokenizer might cut
     or fold). 0.0 when the base holds none of the stems: it answers nothing. From the
-    vocabulary's row counts (engine/fts5search.bm25_ceiling): over 2,000 small bases most
+    vocabulary's row counts (engine/bm25.ceiling): over 2,000 small bases most
     that hold a common word cannot place a file among the pool's best, and are not opened.
     checked: the opening's key was compared with the index's state by this question's own
     stale check, a moment ago; else (a snapshot kept from an earlier question) the index is
@@ -209,7 +210,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
                 hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
         if not hits:
             return 0.0
-        return bm25_ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
+        return bm25.ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
     except ValueError:  # a vocabulary kb did not write (sealed right by hand): search the base
         return None
 
@@ -264,7 +265,7 @@ def _read(con, key) -> Opening:
             # One string, not a set: 2,000 bases' sets were a million objects to load. A line
             # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
             vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
-    fields = record_fields(FileRecord)
+    fields = tuple(f.name for f in record_fields(FileRecord))
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
     words = {}

@@ -1,7 +1,6 @@
 """The pipe a second process answers its parent on: frames (a length, then that many bytes of
 marshal), read without waiting, and a fork of this process that writes them. Shared by the
-fresh interpreters of engine/helperprocess.py and the forks of engine/checkahead.py (imported
-by `kb route` before the engine: nothing heavy here) and engine/missworker.py."""
+fresh interpreters of engine/helperprocess.py and the fork of engine/missworker.py."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from .answer import AgentChoice
 from .clean import flat
-from .record import replace
+from dataclasses import replace
 from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
 

@@ -1,6 +1,11 @@
-"""The cycle collector paused while a long batch builds what it keeps.
+"""The cycle collector's policy, in one place: when its full passes may run, and what they skip.
 
-A full pass walks every live container. `kb misses` over a long log keeps a review per entry
+Three processes keep a great deal alive and gain nothing from passes over it: a long batch
+(`kb misses`: paused, frozen at exit), a large snapshot (frozen once built: out_of_sight) and
+the reading room (its full passes put off to when nobody types: kbtui/idle_gc.py runs the
+timer, the thresholds are here).
+
+A batch: a full pass walks every live container. `kb misses` over a long log keeps a review per entry
 and fills the caches with the words of thousands of questions, tens of thousands of live
 containers, and Python starts a pass every few hundred allocations' worth of growth: about
 0.4 s of a 10,000-entry review went to passes that found nothing, because nothing the review
@@ -14,6 +19,17 @@ import atexit
 import gc
 from contextlib import contextmanager
 from typing import Iterator
+
+# A snapshot of this many chunks or more is frozen once built. At 60,000 chunks a snapshot and
+# the caches filled while building it are ~60,000 containers, and a heavy question allocates
+# enough to set a pass off every few dozen asks: ~50 ms each (measured), most of the fused
+# answer's worst times. A snapshot is immutable and acyclic; small fleets never pay.
+FREEZE_ABOVE_CHUNKS = 10_000
+# The reading room: no keystroke for IDLE_S, and a full pass cannot delay a frame anyone waits
+# for; while it runs the third threshold is PUT_OFF (passes only when idle).
+IDLE_S = 1.0
+PUT_OFF = 1_000_000
+_frozen = False
 
 
 @contextmanager
@@ -47,3 +63,32 @@ def no_pass_at_exit() -> None:
     paused(freeze_after=True) froze: freed by reference counting as ever, never walked.
     """
     atexit.register(gc.freeze)
+
+
+def out_of_sight() -> None:
+    """gc.freeze() what is alive now; a previous freeze is lifted and collected first, so
+    anything frozen with an old snapshot that has since become garbage is still reclaimed."""
+    global _frozen
+    if _frozen:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
+    _frozen = True
+
+
+def put_off() -> tuple[int, int, int]:
+    """What is alive now frozen and the full passes put off; the thresholds found, for restore."""
+    gc.freeze()
+    found = gc.get_threshold()
+    gc.set_threshold(found[0], found[1], PUT_OFF)
+    return found
+
+
+def due(found: tuple[int, int, int]) -> bool:
+    """A full pass Python would have run by now, under the thresholds put_off found."""
+    return gc.get_count()[2] >= found[2]
+
+
+def restore(found: tuple[int, int, int]) -> None:
+    gc.set_threshold(*found)
+    gc.unfreeze()

@@ -7,10 +7,19 @@ verbatim.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # answer.py words its coverage line from here
-    from .answer import AgentChoice
+
+class AgentChoice(Protocol):
+    """What these lines read of engine/answer.AgentChoice (answer.py words its line from
+    here, so this module imports nothing of it)."""
+
+    name: str | None
+    chosen_by: str
+    coverage: str | None
+    subject: str | None
+    reason: str | None
+    note: str | None
 
 UNCOVERED_LINE = (
     "VESTA: nothing in this fleet covers {subject}, and no agent is near enough to name. {reason} "

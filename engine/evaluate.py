@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import KbError
+from .gate import floor_for
 from .render import counted, printable
 from .textfile import read_regular_text, read_text
 
@@ -111,8 +112,6 @@ class EvalReport:
 
     @property
     def floor(self) -> float:
-        from .gate import floor_for
-
         return floor_for(self.entries)
 
     @property

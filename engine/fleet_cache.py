@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable
 
 from .atomic import write_atomic
-from .digests import blake2b
+from hashlib import blake2b
 from .nofollow import refuse_links
 
 # Bases from which a fleet keeps one file: below it a file per base costs a few opens (the

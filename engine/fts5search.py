@@ -9,7 +9,6 @@ SQLite's bm25(), lower is better; engine/textsearch.py turns them round at the b
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,28 +28,7 @@ FTS5_AVERAGES_ID = 1
 # at 7,000 chunks) and the shortcut would mostly fall back.
 SHORTCUT_ABOVE_CHUNKS = 10_000
 SHORTCUT_CHUNKS = 200
-# bm25()'s k1 and b, and the floor fts5Bm25Function puts under a term's idf (fts5_aux.c):
-# the one place they are written; the resident leg (engine/resident.py) scores with these too.
-BM25_K1 = 1.2
-BM25_B = 0.75
-BM25_IDF_FLOOR = 1e-6
-
-
-def bm25_idf(n_rows: int, n_hit: int) -> float:
-    """FTS5's idf for a term in `n_hit` of `n_rows` rows, floored as fts5Bm25Function floors it."""
-    idf = math.log((n_rows - n_hit + 0.5) / (n_hit + 0.5))
-    return BM25_IDF_FLOOR if idf <= 0.0 else idf
-
-
-def bm25_ceiling(n_rows: int, hits: list[int]) -> float:
-    """The best (negated) bm25() any row can score for terms found in `hits` rows each, of
-    `n_rows`: FTS5 adds, per term, idf * f(k1 + 1) / (f + k1(1 - b + b D/avgdl)), and the
-    fraction is below k1 + 1 for every f and D. Widened by a relative 1e-9 so rounding in
-    FTS5's own arithmetic can never put a row above it."""
-    total = 0.0
-    for n_hit in hits:
-        total += bm25_idf(n_rows, n_hit) * (BM25_K1 + 1)
-    return total * (1 + 1e-9) + 1e-12
+# bm25()'s k1, b, idf and ceiling: engine/bm25.py, the one place they are written.
 
 
 def fts_expression(terms: list[str]) -> str:

@@ -21,14 +21,14 @@ from .indexschema import meta_get, use_wal
 from .notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
 from .mapfiles import is_map_file
 from .notestore import delete_note, insert_note
-from .record import factory, record
+from dataclasses import dataclass, field
 from .stemming import stems_fingerprint
 
 if TYPE_CHECKING:
     from .prepworker import PrepWorker
 
 
-@record(frozen=False)
+@dataclass(slots=True)
 class IndexReport:
     """What one update of a base's index did."""
 
@@ -40,9 +40,9 @@ class IndexReport:
     changed: int = 0
     added: int = 0
     removed: int = 0
-    unreachable: list[str] = factory(list)  # notes with no Search for: line
-    skipped: list[str] = factory(list)  # "path: why", files that could not be read
-    warnings: list[str] = factory(list)  # "path:line: what", indexed anyway
+    unreachable: list[str] = field(default_factory=list)  # notes with no Search for: line
+    skipped: list[str] = field(default_factory=list)  # "path: why", files that could not be read
+    warnings: list[str] = field(default_factory=list)  # "path:line: what", indexed anyway
     rebuilt: bool = False  # the file was damaged and replaced
     rebuilt_for_version: bool = False  # ... or written by another version of kb (an upgrade)
     seconds: float = 0.0
@@ -256,7 +256,7 @@ def _bring_note(
         report.changed += 1
     else:
         report.added += 1
-    insert_note(con, note, h, sig, report, streamed_chunks(root, rel, big) if big else None, read.rows)
+    insert_note(con, note, h, sig, report.warnings, streamed_chunks(root, rel, big) if big else None, read.rows)
 
 
 def is_stale(root: Path, read) -> bool:

@@ -42,9 +42,8 @@ import stat
 import time
 from array import array
 from pathlib import Path
-from typing import Iterator
 
-from . import checkahead, fleet_plans
+from . import fleet_plans
 from .atomic import write_atomic
 from .sealedfile import Damaged, open_shaped, seal
 from .clean import is_valid_text, shown
@@ -282,12 +281,8 @@ def keep_plan(root: Path, stamp: tuple, found: dict[str, os.stat_result], ctime_
 def unchanged(root: Path, stamp: tuple) -> bool:
     """True when the kept plan for `stamp` holds: every folder has its stat, every note its
     mtime and size and a ctime older than the plan's bound, every other name is still no
-    regular file. False means only "ask the full check". The plan may already have been run
-    by a second process while this one imported the engine (check_ahead)."""
+    regular file. False means only "ask the full check"."""
     root_s = os.fspath(root)
-    ahead = checkahead.take(root_s)  # used once: a later check stats again
-    if ahead is not None and ahead[0] == stamp:
-        return ahead[1]
     fleet = fleet_plans.of(root_s)
     plan = fleet.find(root_s) if fleet is not None else None
     if plan is not None:
@@ -342,60 +337,6 @@ def plan_holds(plan: tuple) -> bool:
         except (OSError, TypeError, ValueError):
             continue
     return True
-
-
-def check_ahead(argv: list[str]) -> bool:
-    """Start running the kept plans of the bases `kb route` or `kb boot` with these arguments
-    names (each folder named, or its bases one level down) in a second process, before this one
-    imports the engine: unchanged() then reads that process's verdict for a base whose plan
-    is stamped with the index state it compares against. False when nothing was started."""
-    if not argv or argv[0] not in AHEAD_VERBS:
-        return False
-    try:
-        listings = _listings_named(argv[1:])
-        if not listings and argv[0] == "boot":
-            listings = _listings_named(["."])  # boot's default: the hook's cwd, else "."
-    except (OSError, ValueError):
-        return False  # a word no folder can be made of: the check runs in process, as before
-    if not listings:
-        return False
-    return checkahead.start(lambda: _verdicts(listings), last_key=listings[-1])
-
-
-AHEAD_VERBS = ("route", "boot")
-AHEAD_MAX_BASES = 64  # a fleet of more bases is checked in process (most are too small to keep a plan)
-
-
-def _listings_named(words: list[str]) -> list[str]:
-    """The bases with a kept listing among the folders in `words` and their first level."""
-    found: list[str] = []
-    for word in words:
-        if word.startswith("-") or not os.path.isdir(word):
-            continue  # an option, the question, a number
-        folder = os.path.realpath(word)  # the fleet resolves the paths it is given
-        if os.path.isfile(os.path.join(folder, ".kb", CACHE_NAME)):
-            found.append(folder)
-            continue
-        try:
-            with os.scandir(folder) as entries:
-                children = [e.path for e in entries if not e.name.startswith(".") and e.is_dir()]
-        except OSError:
-            continue
-        if len(children) > AHEAD_MAX_BASES:
-            return []
-        # in the fleet's order (engine/fleet.py sorts a root's bases by name): the check asks
-        # the first base's verdict first, and the child sends each as it has it
-        found += [c for c in sorted(children) if os.path.isfile(os.path.join(c, ".kb", CACHE_NAME))]
-    return found[:AHEAD_MAX_BASES]
-
-
-def _verdicts(roots: list[str]) -> Iterator[tuple[str, tuple[tuple, bool] | None]]:
-    """Each base's plan run: (its root, (the index state it was made against, whether it
-    holds)), in the order given, each as soon as it is known; None for a base with no plan
-    (every root is sent, so the parent knows the last when it reads it)."""
-    for root in roots:
-        plan = kept_plan(root)
-        yield root, None if plan is None else (plan[0], plan_holds(plan))
 
 
 _PLAN_PATHS, _PLAN_NUMBERS = (3, 8, 11), (4, 5, 6, 7, 9, 10)  # keep_plan's NUL-joined paths, packed arrays

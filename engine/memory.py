@@ -13,7 +13,6 @@ question being scored never sees half of an update.
 from __future__ import annotations
 
 
-import gc
 import os
 import threading
 import time
@@ -37,7 +36,7 @@ from .answer import (
     TextHit,
     Timings,
 )
-from . import catalogue_cache, fleet_plans
+from . import catalogue_cache, collector, fleet_plans
 from .catalogue import Catalogue, Ranking, Scored
 from .covered import coverage, rule_on as coverage_rule_on
 from .excerpt import count_hits, excerpt
@@ -50,7 +49,7 @@ from .normalize import terms as normalise
 from .purpose import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
 from .question import cut_question
-from .record import record, replace
+from dataclasses import dataclass, replace
 from .rrf import rrf, rrf_top
 from .stemming import stem_question
 from .indexupdate import IndexReport
@@ -73,12 +72,6 @@ if TYPE_CHECKING:
 RANK_CANDIDATE_POOL = 50
 # A note of more chunks than this is searched for its passages rather than read whole.
 PASSAGE_SCAN_CHUNKS = 2_000
-# The cycle collector's full passes walk every live container. At 60,000 chunks a snapshot
-# and the caches filled while building it are ~60,000 of them, and a heavy question
-# allocates enough to set a pass off every few dozen asks: ~50 ms each (measured), most of
-# the fused answer's worst times. A snapshot is immutable and acyclic, so once a large one
-# is built it is moved out of the collector's sight (gc.freeze); small fleets never pay.
-FREEZE_ABOVE_CHUNKS = 10_000
 # Resident text legs built at once: each build holds a connection (three descriptors with its
 # log) while it reads its base. Fifty bases built together ran a process under `ulimit -n 32`
 # out of descriptors, and a third build on two cores gains nothing under the GIL.
@@ -86,21 +79,9 @@ _RESIDENT_BUILDS = threading.BoundedSemaphore(2)
 # Notes whose "does its text hold this word" answers are remembered (the coverage rule);
 # past it the memory starts over.
 HELD_WORDS_NOTES = 4_096
-_frozen = False
 
 
-def _out_of_collectors_sight() -> None:
-    """gc.freeze() what is alive now; a previous freeze is lifted and collected first, so
-    anything frozen with an old snapshot that has since become garbage is still reclaimed."""
-    global _frozen
-    if _frozen:
-        gc.unfreeze()
-        gc.collect()
-    gc.freeze()
-    _frozen = True
-
-
-@record
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything routing needs that changes only when notes change; swapped whole."""
 
@@ -116,7 +97,7 @@ class Snapshot:
     openings: dict | None = None  # base -> catalogue_cache.Opening the snapshot was built from
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Reask:
     """A question asked again for what `kb misses` reads of it, and nothing else: the
     verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
@@ -134,7 +115,7 @@ class Reask:
         return self.keyword.id_at(0) if self.keyword else None
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Routed:
     """What the route step decided from the labels alone."""
 
@@ -151,7 +132,7 @@ class Routed:
     fresh: bool = False
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Reading:
     """What the read step found: the text leg's hits and the page of the reading list."""
 
@@ -328,8 +309,8 @@ class Memory:
             aliases_sig=aliases_sig,
             openings=openings,
         )
-        if chunks >= FREEZE_ABOVE_CHUNKS:
-            _out_of_collectors_sight()
+        if chunks >= collector.FREEZE_ABOVE_CHUNKS:
+            collector.out_of_sight()  # the one GC policy: engine/collector.py
         return snap
 
     @property

@@ -1,4 +1,6 @@
-"""A long miss log reviewed by two processes when a core is free (`kb misses`).
+"""A miss log reviewed (`kb misses`): by one process, or by two when the log is long and a core free.
+
+`review_misses` is the batch: each entry's review is engine/missreview.py's `review_one`.
 
 Each entry's review is Python from end to end (the keyword ranking, the text leg, the
 proposal), so a thread cannot share it; a second interpreter can. The parent reviews the
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from . import childpipe, collector, helperprocess
 from .clean import repaired
@@ -39,8 +42,78 @@ from .indexpool import forget_after_fork
 from .memory import Memory
 from .misses import MissEntry
 from .owncode import python_running
-from .missreview import MissReview, NearFile, Proposal, review_one, reviewing
+from .childpipe import runnable_now as _runnable_now, usable_cores as _usable_cores  # names the gate tests replace
+from .misses import load, misses_path
+from .missreview import NEAR_DEFAULT, MissesReport, MissReview, NearFile, Proposal, review_one, reviewing
 from .question import cut_question
+
+
+# Every entry is one more question asked of the text leg. A long log is asked of the resident
+# leg (engine/resident.py): its build (numpy's import, ~0.1 ms a chunk) is paid once and each
+# question after is a few times cheaper than FTS5's. Below this many entries, or fewer than
+# one entry per CHUNKS_PER_MISS_FOR_RESIDENT chunks, the build would cost more than it saves.
+RESIDENT_FROM_MISSES = 1_000
+CHUNKS_PER_MISS_FOR_RESIDENT = 50
+# `kb misses` reviews this many entries, most asked first, unless told otherwise: a review
+# costs ~0.15 ms an entry, and a log appended to for years (or planted: 36 MB) is not a
+# reason to wait minutes for entries asked once. The rest are counted, and stay in the log.
+REVIEW_AT_MOST = 10_000
+# A second process (engine/missworker.py) starts in ~0.3 s (imports, the index opened, the
+# resident leg built), the time of ~2,000 entries here: below this many, one process is quicker.
+TWO_FROM_ENTRIES = 4_000
+
+
+def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
+                  limit: int | None = None, second_process: bool | None = None) -> MissesReport:
+    """The log at `path` (default: where this fleet's misses are written), most asked first,
+    each question re-asked of today's index without being recorded; the first `limit`
+    entries only, when given. Raises OSError when the log exists and cannot be read.
+
+    second_process: review the log's second half in a second process (SecondReviewer);
+    by default when the log is long and a core is free. The reviews are the same."""
+    path = path or misses_path(memory.fleet.root)
+    entries, problems = load(path)
+    not_reviewed = max(len(entries) - limit, 0) if limit is not None else 0
+    if not_reviewed:
+        entries = entries[:limit]
+    resident = len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT)
+    if second_process is None:
+        second_process = len(entries) >= TWO_FROM_ENTRIES and core_is_free()
+    helper = None
+    if second_process and len(entries) >= 2:
+        helper = SecondReviewer(memory, entries, near=near, resident=resident)
+    try:
+        if resident:
+            memory.hold_text_in_memory()
+        with reviewing(memory, [e.question for e in entries]):
+            if helper is not None:
+                reviews = helper.reviews(memory)
+            else:
+                reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    finally:
+        if helper is not None:
+            helper.close()  # also when something above raised: no child left behind
+    return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
+                        not_reviewed=not_reviewed)
+
+
+def core_is_free() -> bool:
+    """A core idle, for a second process to take half the review: no other thread runnable
+    beyond cores - 2 this instant (Linux's /proc/loadavg), and the one-minute load average
+    at most cores - 1/2. The average alone lags the machine by a minute; the instant alone
+    is one sample. Why not cores - 1: an idle machine that has just run `kb misses` (a loop
+    of it, a benchmark) reads ~1 from that run alone. At load 2 on 2 cores the second
+    process took half of this one's share and the review ended later (3.4 s against 2.5 s)."""
+    cores = _usable_cores()
+    if cores < 2:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):  # no load average on this platform
+        return False
+    running = _runnable_now()
+    idle_now = running is None or running - 1 <= cores - 2  # this thread is one of them
+    return idle_now and load <= cores - 0.5
 
 
 def command() -> list[str]:

@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-from .digests import blake2b
+from hashlib import blake2b
 from .clean import is_valid_text, shown
 from .textfile import open_regular
 

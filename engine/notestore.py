@@ -17,16 +17,15 @@ from typing import TYPE_CHECKING
 from .excerpt import plain
 from .indexschema import FILE_SHIFT
 from .normalize import words
-from .record import record
+from dataclasses import dataclass
 from .stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
     from .chunking import Chunk
-    from .indexupdate import IndexReport
     from .notes import Note
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class FileRecord:
     """One note as the index remembers it: enough to route without reading it again."""
 
@@ -86,7 +85,7 @@ def delete_note(con: sqlite3.Connection, file_id: int) -> None:
     con.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class ChunkRows:
     """A note's chunks as the index stores them, (heading_path, body, line, heading_stems,
     body_stems) each, made apart from the connection (engine/prepared.py), perhaps in a second
@@ -129,7 +128,7 @@ def _rows(ready: Iterable[tuple[Chunk, str, list[str]]], language: str | None) -
 
 
 def insert_note(
-    con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], report: IndexReport,
+    con: sqlite3.Connection, note: Note, h: str, sig: tuple[int, int], warnings: list[str],
     streamed: Iterator[Chunk] | None = None, ready: ChunkRows | None = None,
 ) -> None:
     """The note's rows into the open transaction: its chunks made here, or `ready` (made ahead
@@ -138,7 +137,7 @@ def insert_note(
         if ready is None:
             ready = chunk_rows(note)
         if ready.cut:
-            report.warnings.append(f"{note.relpath}: more chunks than one file may hold; the rest is not indexed")
+            warnings.append(f"{note.relpath}: more chunks than one file may hold; the rest is not indexed")
         rows: Iterable[tuple[str, str, int, str, str]] = ready.rows
     else:
         rows = _rows(_split(itertools.islice(streamed, (1 << FILE_SHIFT) - 1)), None)  # counted as they go in

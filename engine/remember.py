@@ -16,7 +16,7 @@ import datetime as _dt
 import os
 import re
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .atomic import create_atomic
 from .clean import LINE_BREAKS
@@ -27,8 +27,22 @@ from .normalize import unique_terms
 from .mapfiles import MAP_NAMES
 from .render import one_line, printable
 
-if TYPE_CHECKING:
-    from .memory import Memory
+
+class Memory(Protocol):
+    """What a claim is weighed and written with: five of engine/memory.Memory's methods (which
+    calls remember() from its own `remember`, so this module imports nothing of it)."""
+
+    @property
+    def bases(self) -> Any: ...
+
+    def snapshot(self) -> Any: ...
+
+    def refresh(self, *, force: bool = False) -> Any: ...
+
+    def chunks_of(self, base: str, path: str) -> list[tuple[str, str, int]]: ...
+
+    def text_matches(self, terms: list[str], limit: int) -> list[tuple[str, str]]: ...
+
 
 NOOP_AT = 0.90  # the claim adds no word one passage does not already have
 UPDATE_AT = 0.55  # most of it is there: the shape of the same fact with a new value
@@ -77,7 +91,7 @@ class Remembered:
         return out
 
 
-def assess(memory: "Memory", claim: str) -> tuple[tuple[str, ...], list[Evidence]]:
+def assess(memory: Memory, claim: str) -> tuple[tuple[str, ...], list[Evidence]]:
     """The claim's terms and every weighed passage, best containment first."""
     terms = tuple(unique_terms(claim))
     if not terms:
@@ -115,7 +129,7 @@ def propose(terms: tuple[str, ...], evidence: list[Evidence]) -> tuple[str, floa
     return "ADD", c, (f"the closest passage ({best.id}) holds only {of}: related material, not the same fact.")
 
 
-def remember(memory: "Memory", claim: str, path: str | os.PathLike[str] | None = None, *, write: bool = False,
+def remember(memory: Memory, claim: str, path: str | os.PathLike[str] | None = None, *, write: bool = False,
              keys: list[str] | tuple[str, ...] = (), title: str | None = None,
              purpose: str | None = None) -> Remembered:
     """Measure `claim`; with `write`, create the note at `path` (inside a base) and index it."""
@@ -190,7 +204,7 @@ def _check_new_note(target) -> None:
         raise KbError(f"{target.id}: already exists; kb remember never overwrites a note")
 
 
-def _check_inside(memory: "Memory", target) -> None:
+def _check_inside(memory: Memory, target) -> None:
     # The folders were just made; a symlink swapped in between would move the note out.
     again = confine(memory.bases, target.path)
     if again.path != target.path:

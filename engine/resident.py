@@ -29,13 +29,11 @@ from dataclasses import dataclass
 
 from .stemming import stem_question, word_stems
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
-from .fts5search import BM25_B, BM25_K1, PRUNE_DF_FRACTION, averages, bm25_idf, one_snapshot, varint
+from . import bm25
+from .fts5search import PRUNE_DF_FRACTION, averages, one_snapshot, varint
 from .indexschema import FILE_SHIFT
 from .textindex import TextIndex
 
-# FTS5's bm25() constants (fts5_aux.c), written once in engine/fts5search.py.
-K1 = BM25_K1
-B = BM25_B
 # Short postings kept as Python (rowid, weight) pairs, ~100 bytes each: past this many the
 # memory starts over (~20 MB). The numpy weights need no cap: 8 bytes a posting at most, half
 # of what the postings themselves hold.
@@ -45,9 +43,6 @@ PAIRS_KEPT = 200_000
 # ASCII run of lowercase letters and digits is one token, itself (FTS5's unicode61 rules).
 _PLAIN_UNICODE61 = re.compile(r"'unicode61(?:\s+remove_diacritics\s+[012])?'")
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-_idf = bm25_idf  # FTS5's floored idf, the one the ceiling over many bases uses too
 
 
 def _varints(blob: bytes) -> list[int]:
@@ -137,10 +132,9 @@ class ResidentText:
         nums = _varints(averages(con))
         self.n_rows = nums[0] if nums else 0
         self.n_tokens = sum(nums[1:])
-        # The length part of bm25's denominator, k1 * (1 - b + b * D / avgdl), per chunk: it
-        # changes only with the totals, so it is computed here and not per question.
-        avgdl = float(self.n_tokens) / float(self.n_rows) if self.n_rows else 1.0
-        self.norm = K1 * (1 - B + B * self.length / avgdl)
+        # The length part of bm25's denominator (engine/bm25.py), per chunk: it changes only
+        # with the totals, so it is computed here and not per question.
+        self.norm = bm25.length_norm(self.length, bm25.average_length(self.n_tokens, self.n_rows))
         # Per term asked, its postings' part of bm25, idf * ((tf * (k1 + 1)) / (tf + norm)),
         # made once: the same double operations FTS5 does, done the first time a question
         # sends the term rather than every time. idf depends on the row count and the term's
@@ -537,7 +531,7 @@ def _part(term: str, p: _Postings, norm, n_rows: int, parts: dict | None):
     """idf * ((tf * (k1 + 1)) / (tf + norm)) over the term's postings (numpy), kept in `parts`."""
     got = parts.get(term) if parts is not None else None
     if got is None:
-        got = _idf(n_rows, len(p.slots)) * ((p.tf * (K1 + 1.0)) / (p.tf + norm[p.slots]))
+        got = bm25.term_part(bm25.idf(n_rows, len(p.slots)), p.tf, norm[p.slots])
         if parts is not None:
             parts[term] = got
     return got

@@ -33,7 +33,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 
-from .digests import blake2b
+from hashlib import blake2b
 
 _CRC_BYTES = 4
 _LEN_BYTES = 8

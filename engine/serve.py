@@ -28,7 +28,7 @@ from .confine import confine
 from .errors import KbError
 from .memory import Memory
 from .query import top_limit
-from .record import as_dict
+from dataclasses import asdict
 from .errors import os_error_line
 from .rpcwire import CheckedWire
 from .toolargs import argument_problem
@@ -158,7 +158,7 @@ def build_server(memory: "Memory"):
         """The fused reading list alone: the passages to read for a question, best first (top rows; no limit below
         what the question's candidates hold, and top_limit says when top asked past it)."""
         rows = memory.retrieve(question, top=max(1, top))
-        return {"question": question, "results": [dict(as_dict(r), id=r.id) for r in rows], **_past(top, len(rows))}
+        return {"question": question, "results": [dict(asdict(r), id=r.id) for r in rows], **_past(top, len(rows))}
 
     @server.tool(name="kb_remember")
     @guarded

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .digests import blake2b
+from hashlib import blake2b
 from .normalize import fold, one_character_words, words
 from .stopwords import ENGLISH_STOPWORDS, PORTUGUESE_STOPWORDS, STOPWORDS
 

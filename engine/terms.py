@@ -7,10 +7,10 @@ every surface shows the new arithmetic.
 
 from __future__ import annotations
 
-from .record import record
+from dataclasses import dataclass
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class Term:
     """One number of an explanation, with the formula that made it."""
 

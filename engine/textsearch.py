@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from .lazylist import LazyList
-from .record import record
+from dataclasses import dataclass
 
 
 class ChunkText:
@@ -86,7 +86,7 @@ class ChunkFields:
         return self.chunk.get()[2]
 
 
-@record
+@dataclass(frozen=True, slots=True)
 class TextMatch(ChunkFields):
     """One file at its best chunk."""
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from engine import Memory
 from engine.fleet import copy_notes
 from engine.misses import MissEntry, read_log, render_log
-from engine.missreview import NEAR_DEFAULT, review_misses
+from engine.missreview import NEAR_DEFAULT
+from engine.missworker import review_misses
 from engine.normalize import words
 
 REPO = Path(__file__).resolve().parent.parent

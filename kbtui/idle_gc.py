@@ -1,5 +1,8 @@
 """The cycle collector's full passes, moved to when nobody is waiting for a frame.
 
+The policy (what is frozen, the thresholds, when a pass is due) is engine/collector.py's,
+the one place for it; this module is the room's timer.
+
 A full pass walks every container the process holds. The room holds a great many for its
 whole life (its widgets and styles, the index, the text leg in memory): at 60,000 chunks a
 pass took 80-150 ms on a loaded machine, and Python starts one every dozen keystrokes or
@@ -20,9 +23,10 @@ from __future__ import annotations
 import gc
 import time
 
-IDLE_S = 1.0  # no keystroke for this long: a pass cannot delay a frame anyone waits for
+from engine import collector
+from engine.collector import IDLE_S, PUT_OFF  # noqa: F401  (read here, so a test may shorten IDLE_S)
+
 CHECK_EVERY_S = 0.5
-PUT_OFF = 1_000_000  # the third threshold while the room runs: passes only when idle
 
 
 class IdleCollector:
@@ -40,9 +44,7 @@ class IdleCollector:
     def start(self) -> None:
         if self.running:
             return
-        gc.freeze()
-        self._threshold = gc.get_threshold()
-        gc.set_threshold(self._threshold[0], self._threshold[1], PUT_OFF)
+        self._threshold = collector.put_off()
         self._timer = self.app.set_interval(CHECK_EVERY_S, self._maybe_collect, name="idle gc")
 
     def activity(self) -> None:
@@ -52,7 +54,7 @@ class IdleCollector:
     def _maybe_collect(self) -> None:
         if self._threshold is None or time.monotonic() - self._last_activity < IDLE_S:
             return
-        if gc.get_count()[2] >= self._threshold[2]:  # a pass Python would have run by now
+        if collector.due(self._threshold):
             gc.collect()
             self.passes += 1
 
@@ -61,6 +63,5 @@ class IdleCollector:
             return
         if self._timer is not None:
             self._timer.stop()
-        gc.set_threshold(*self._threshold)
+        collector.restore(self._threshold)
         self._threshold = None
-        gc.unfreeze()

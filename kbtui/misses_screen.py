@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from engine.misses import misses_path
-from engine.missreview import review_misses
+from engine.missworker import review_misses
 
 from .clean import name_line, one_line
 from .messages import AliasEffectShown, AliasWritten, MissesLoaded

@@ -140,15 +140,10 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
     "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
-    # OpenSSL, which hashlib loads (blake2b is engine.digests's)
-    "hashlib", "_hashlib",
 )
 # What a route over an index already up to date must not import: the writer (parsing and
 # chunking notes), imported when a base is written.
 THE_WRITER = ("engine.notes", "engine.chunking", "engine.bignote", "engine.prepared")
-# ... nor `dataclasses` (with inspect, dis, ast, tokenize): the types a route builds are
-# records (engine/record.py); the writer's are dataclasses.
-NO_DATACLASSES = ("dataclasses", "inspect", "dis", "ast", "tokenize")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
@@ -190,7 +185,7 @@ def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb)
     if verb == "route":
         assert json.loads(r.stdout)["verdict"] == "hit"
     assert "engine.indexupdate" in imported  # the stale check ran
-    unwanted = sorted(m for m in THE_WRITER + NO_DATACLASSES if m in imported)
+    unwanted = sorted(m for m in THE_WRITER if m in imported)
     assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
 
 
@@ -231,17 +226,6 @@ def test_threads_asking_at_once_get_the_same_answers(demo):
     for q, verdict, top, ids in got:
         assert verdict == expected[q].verdict and top == expected[q].keyword_top
         assert ids == [r.id for r in expected[q].results]
-
-
-def test_the_digests_without_hashlib_are_hashlibs():
-    import hashlib
-
-    from engine.digests import blake2b, sha256
-
-    assert blake2b is hashlib.blake2b
-    data = "nota: proteína por refeição\n".encode()
-    assert blake2b(data, digest_size=8).hexdigest() == hashlib.blake2b(data, digest_size=8).hexdigest()
-    assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
 
 
 def test_a_nothing_in_text_shows_the_text_legs_rows_that_json_lists(demo):

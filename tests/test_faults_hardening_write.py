@@ -15,7 +15,7 @@ import pytest
 from _faults import NOTHING_Q
 from conftest import run_kb
 from engine import Memory
-from engine import missreview
+from engine import missreview, missworker
 from engine.misses import MissEntry, render_log
 from engine.normalize import terms, words
 from engine.question import MAX_QUESTION_CHARS
@@ -101,9 +101,9 @@ def test_indexed_proposals_equal_the_full_scan_on_a_generated_log(demo, monkeypa
     mem = Memory(demo)
     log = demo / "kb-misses.txt"
     log.write_text(render_log(_generated_log(mem, 400, seed=13)), encoding="utf-8")
-    indexed = missreview.review_misses(mem).to_json()
+    indexed = missworker.review_misses(mem).to_json()
     monkeypatch.setattr(missreview, "_propose", _full_scan_propose)
-    reference = missreview.review_misses(mem).to_json()
+    reference = missworker.review_misses(mem).to_json()
     assert len(indexed["entries"]) == 400
     proposals = [e["proposal"] for e in reference["entries"]]
     # The log reaches both branches, so the comparison is not between two empty lists.

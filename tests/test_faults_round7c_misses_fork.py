@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 FORCED_FORK = """
 import os, sys
-from engine import missreview
-missreview.core_is_free = lambda: True
-missreview.TWO_FROM_ENTRIES = 2
+from engine import missworker
+missworker.core_is_free = lambda: True
+missworker.TWO_FROM_ENTRIES = 2
 real_fork = os.fork
 def fork():
     pid = real_fork()

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from engine import Memory, missreview
 from engine.misses import MissEntry, render_log
-from engine.missreview import review_misses, review_one, reviewing
+from engine.missreview import review_one, reviewing
+from engine.missworker import review_misses
 from engine.normalize import terms
 
 

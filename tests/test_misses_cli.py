@@ -9,7 +9,7 @@ from conftest import run_kb
 
 from engine import Memory
 from engine.misses import HEADER, MissEntry, load, render_log
-from engine.missreview import review_misses
+from engine.missworker import review_misses
 from engine.question import MAX_QUESTION_CHARS
 
 ROLL = "how do I roll back"

@@ -15,7 +15,8 @@ import pytest
 from engine import Memory
 from engine import missworker
 from engine.misses import load
-from engine.missreview import review_misses, reviewing
+from engine.missreview import reviewing
+from engine.missworker import review_misses
 
 from conftest import in_a_process_alone
 from test_misses_second_process import _log, _outputs

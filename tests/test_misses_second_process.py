@@ -14,7 +14,8 @@ from engine import missworker
 from engine.cli.misses import render_misses
 from engine.misses import MissEntry, load, render_log
 from engine.missjson import report_json_line
-from engine.missreview import review_misses, reviewing
+from engine.missreview import reviewing
+from engine.missworker import review_misses
 
 # Questions of every kind the review meets: hits, guesses, refusals with and without a
 # proposal, spelling and text proposals, one with nothing near.
@@ -127,22 +128,20 @@ def test_no_interpreter_to_start_is_one_process(one_process, fresh_child, monkey
 
 
 def test_a_second_process_is_started_only_when_a_core_is_idle_now(monkeypatch):
-    from engine import missreview
-
-    monkeypatch.setattr(missreview, "_usable_cores", lambda: 2)
-    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
-    monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)  # this process alone
-    assert missreview.core_is_free()
-    monkeypatch.setattr(missreview, "_runnable_now", lambda: 2)  # another thread wants a core
-    assert not missreview.core_is_free()
-    monkeypatch.setattr(missreview, "_runnable_now", lambda: None)  # not kept: the average decides
-    assert missreview.core_is_free()
-    monkeypatch.setattr(missreview, "_runnable_now", lambda: 1)
-    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (1.7, 0.5, 0.5))  # busy this last minute
-    assert not missreview.core_is_free()
-    monkeypatch.setattr(missreview.os, "getloadavg", lambda: (0.2, 0.5, 0.5))
-    monkeypatch.setattr(missreview, "_usable_cores", lambda: 1)
-    assert not missreview.core_is_free()  # one core: nothing to share
+    monkeypatch.setattr(missworker, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(missworker.os, "getloadavg", lambda: (0.9, 0.5, 0.5))
+    monkeypatch.setattr(missworker, "_runnable_now", lambda: 1)  # this process alone
+    assert missworker.core_is_free()
+    monkeypatch.setattr(missworker, "_runnable_now", lambda: 2)  # another thread wants a core
+    assert not missworker.core_is_free()
+    monkeypatch.setattr(missworker, "_runnable_now", lambda: None)  # not kept: the average decides
+    assert missworker.core_is_free()
+    monkeypatch.setattr(missworker, "_runnable_now", lambda: 1)
+    monkeypatch.setattr(missworker.os, "getloadavg", lambda: (1.7, 0.5, 0.5))  # busy this last minute
+    assert not missworker.core_is_free()
+    monkeypatch.setattr(missworker.os, "getloadavg", lambda: (0.2, 0.5, 0.5))
+    monkeypatch.setattr(missworker, "_usable_cores", lambda: 1)
+    assert not missworker.core_is_free()  # one core: nothing to share
 
 
 def test_a_review_that_fails_leaves_no_second_process_behind(one_process, fresh_child, monkeypatch):
@@ -161,9 +160,7 @@ def test_a_review_that_fails_leaves_no_second_process_behind(one_process, fresh_
     mem = Memory(demo)
     monkeypatch.setattr(missworker, "SecondReviewer", Kept)
     monkeypatch.setattr(mem, "hold_text_in_memory", broken)
-    from engine import missreview
-
-    monkeypatch.setattr(missreview, "RESIDENT_FROM_MISSES", 1)  # so that the review asks for the leg
+    monkeypatch.setattr(missworker, "RESIDENT_FROM_MISSES", 1)  # so that the review asks for the leg
     with pytest.raises(RuntimeError):
         review_misses(mem, second_process=True)
     assert len(started) == 1 and not started[0].running  # stopped and reaped

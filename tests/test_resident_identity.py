@@ -155,7 +155,7 @@ def test_resident_memory_answers_as_a_one_shot(tmp_path):
 
 
 def test_the_fleet_check_finds_no_difference_and_would_find_one(tmp_path, monkeypatch):
-    import engine.resident as resident_mod
+    from engine import bm25
     from kbtools.resident_identity import differences
 
     fleet = copy_demo(tmp_path / "demo")
@@ -163,6 +163,6 @@ def test_the_fleet_check_finds_no_difference_and_would_find_one(tmp_path, monkey
     questions = ["deploy rollback canary", "how much protein per meal", "quem decide se um deploy pode ir pra producao"]
     found, compared = differences([str(fleet)], questions, say=lambda _: None)
     assert (found, compared) == (0, len(questions) * (2 * 3 + 1))  # 3 bases both ways, and the pool
-    monkeypatch.setattr(resident_mod, "K1", resident_mod.K1 + 0.01)  # a leg that is not FTS5's
+    monkeypatch.setattr(bm25, "K1", bm25.K1 + 0.01)  # a leg that is not FTS5's (FTS5 keeps its own)
     found, _ = differences([str(fleet)], questions, say=lambda _: None)
     assert found > 0

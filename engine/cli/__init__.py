@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 try:
-    from .. import checkahead, listing_cache, version
+    from .. import version
     from ..clean import shown
     from ..errors import KbError, os_error_line
 except KeyboardInterrupt:  # Ctrl-C while kb starts: exit 130 as during a verb, no traceback
@@ -125,11 +125,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
-    if argv is None and checkahead.wanted():
-        # The process's own arguments: this is kb's entry, not a caller in a process of its
-        # own (a test, a tool), so it may fork the stale check's stats to run while the verb's
-        # modules are imported (engine/checkahead.py).
-        listing_cache.check_ahead(sys.argv[1:])
     _speak_utf8()
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(_verb_of(argv)).parse_args(argv)

@@ -18,7 +18,7 @@ from ..fleet import discover
 from ..memory import Memory
 from ..misses import DAMAGED_SHOWN, misses_path
 from ..missjson import report_json_line
-from ..missreview import REVIEW_AT_MOST, review_misses
+from ..missworker import REVIEW_AT_MOST, review_misses
 from ..render import counted, json_line, printable
 from ..notefiles import list_notes
 from . import add_paths

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..record import replace
+from dataclasses import replace
 from .errors import RerankBudgetExceeded, RerankCallerError
 from .model import PRECISIONS
 from .rule import RERANK_DEFAULT_TOPK_CEILING, default_rerank_params

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..record import replace
+from dataclasses import replace
 from .errors import RerankBudgetExceeded, RerankCallerError, RerankUnavailable
 from .model import CrossEncoder
 from .rule import RERANK_TEXT_CAP_TOKENS, RERANK_TIE_BAND, RerankParams, default_rerank_params, explicit_rerank_params
