@@ -142,6 +142,8 @@ def brief(memory: "Memory", req: BootRequest, *, session: str | None = None) -> 
     line = coverage_line(answer.agent)
     if line:
         lines.append(line)
+    elif answer.agent.note:  # a classifier is named and did not choose (not allowed, failed): say why
+        lines.append(f"VESTA: the fold chose, because {answer.agent.note}")
     text = "\n".join(lines) + "\n\n" + constitution(base)
     if path is not None:
         try:

@@ -23,6 +23,7 @@ the idea is met rather than rediscovered; nothing reads it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -41,6 +42,12 @@ from .clean import flat
 from dataclasses import replace
 from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
+
+# The person's grants (engine/userstate): one line per (folder, exact command), its SHA-256
+# first. A cloned fleet.txt is the repository author's text, and a command it names runs
+# only once the person allowed that text in that folder, as `direnv allow` does.
+ALLOWED_FILE = "allowed-classifiers.txt"
+ALLOWED_LIMIT = 1 << 20  # the file is the person's own; past this it is not a grant list
 
 REJECTED_CASCADE_SHARE = 0.70  # measured and rejected 2026-08-19; never consulted (see above)
 # A question is often asked again within seconds (a reader going back to it in the room, a
@@ -205,6 +212,58 @@ def _end(proc: subprocess.Popen) -> None:
         pass  # a grandchild that escaped the group holds a pipe; do not wait on it
 
 
+def _grant(root: Path, command: str) -> str:
+    """The grant of one command in one folder: the folder's real path and the exact text."""
+    digest = hashlib.sha256(os.fsencode(os.path.realpath(root)))
+    digest.update(b"\0" + command.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _allowed_path() -> Path:
+    from .userstate import state_dir
+
+    return state_dir() / ALLOWED_FILE
+
+
+def _grants() -> set[str]:
+    try:
+        with open(_allowed_path(), "rb") as f:
+            text = f.read(ALLOWED_LIMIT).decode("utf-8", "replace")
+    except OSError:  # none yet (or unreadable): nothing is allowed
+        return set()
+    return {ln.split(" ", 1)[0] for ln in text.splitlines() if ln.strip()}
+
+
+def is_allowed(root: Path, command: str) -> bool:
+    return _grant(root, command) in _grants()
+
+
+def allow(root: Path, command: str) -> Path:
+    """Record that the person allows `command` in the fleet at `root`; the file it wrote."""
+    from .atomic import write_atomic
+    from .clean import shown
+    from .userstate import ensure_state_dir
+
+    path = ensure_state_dir() / ALLOWED_FILE
+    grant = _grant(root, command)
+    try:
+        old = path.read_bytes()[:ALLOWED_LIMIT].decode("utf-8", "replace")
+    except FileNotFoundError:
+        old = ""
+    if grant not in {ln.split(" ", 1)[0] for ln in old.splitlines()}:
+        line = f"{grant} {shown(os.path.realpath(root))} {shown(command)}\n"  # the rest is for a person to read
+        write_atomic(path, (old if not old or old.endswith("\n") else old + "\n") + line, mode=0o600)
+    return path
+
+
+def not_allowed(root: Path, command: str) -> str:
+    """The one line a fleet gets whose classifier the person has not allowed."""
+    from .clean import shown
+
+    return (f"{shown(str(root / 'fleet.txt'))}: classifier = {shown(command)!r} has not been allowed on this machine, "
+            f"so it did not run (`kb allow {shlex.quote(shown(str(root)))}` lets this command run)")
+
+
 def choose(fold_choice: AgentChoice, consultation: Consultation, scored_files: dict[str, int]) -> AgentChoice:
     """The answer's agent: the classifier's when it answered, else the fold's with the reason.
 
@@ -235,6 +294,9 @@ class Classifier:
 
     def consult(self, dossier: str) -> Consultation:
         assert self.command
+        if not is_allowed(self.roster.root, self.command):  # read each time: an allow made meanwhile counts
+            return Consultation(command=self.command, verdict=None, fell_back=not_allowed(self.roster.root, self.command),
+                                ms=0.0)
         now = time.monotonic()
         with self._lock:
             hit = self._memo.get(dossier)

@@ -37,6 +37,13 @@ from .suggest import SUGGEST_MIN_DICE, dice, trigrams
 
 NEAR_DEFAULT = 3  # files shown beside each question
 MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
+# The steps one question's alias proposal may take (an index entry read, a key measured
+# against a span), whatever the nearest file holds: a 4,000-character question against a
+# note of 20,000 keys spelled alike compared every word with every key word (35 s). A
+# person's question against a real note takes a few hundred. Spans are measured in order;
+# a span or word cut short is not remembered, and the proposal is the best of what was
+# measured (every similarity given exact).
+PROPOSE_BUDGET = 300_000
 
 
 @dataclass(frozen=True)
@@ -279,13 +286,28 @@ class _FileKeys:
     near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
     best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
 
-    def near_word(self, word: str) -> tuple[int, ...]:
-        """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`."""
+    def near_word(self, word: str, budget: "_Budget | None" = None) -> tuple[int, ...]:
+        """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`
+        (those within `budget`'s steps, rarest grams first, when it runs out)."""
         got = self.near.get(word)
         if got is None:
-            reached = {o for g in trigrams(word) for o in self.by_word_gram.get(g, ())}
-            got = tuple(o for o in sorted(reached) if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
-            _keep(self.near, word, got)
+            budget = budget if budget is not None else _Budget()
+            index = self.by_word_gram
+            postings = [index.get(g, ()) for g in sorted(trigrams(word), key=lambda g: (len(index.get(g, ())), g))]
+            reached: set[int] = set()
+            whole = True
+            for posting in postings:
+                if not budget.take(len(posting)):
+                    whole = False
+                    break
+                reached.update(posting)
+            order = sorted(reached)
+            if not budget.take(len(order)):
+                whole = False
+                order = order[: max(0, budget.left)]
+            got = tuple(o for o in order if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
+            if whole:
+                _keep(self.near, word, got)
         return got
 
     def joined_may_reach(self, grams: frozenset[str]) -> bool:
@@ -294,7 +316,7 @@ class _FileKeys:
         when even that and the smallest key fall short of the floor, no key can."""
         return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
 
-    def best_for(self, span: tuple[str, ...], text: str) -> tuple[float, int] | None:
+    def best_for(self, span: tuple[str, ...], text: str, budget: "_Budget | None" = None) -> tuple[float, int] | None:
         """The key spelled most like `span` (its words run together: `text`), as (similarity,
         key order): the highest similarity at or over the floor, the first key among equals,
         a key that is the span itself passed over; None when none reaches the floor. Kept per
@@ -308,22 +330,32 @@ class _FileKeys:
         got = self.best.get(span, _UNKNOWN)
         if got is not _UNKNOWN:
             return got
+        budget = budget if budget is not None else _Budget()
+        spent_before = budget.exhausted
         got = None
         sj = trigrams(text)
         n_sj = len(sj)
         joined_of = self.joined
         orders: set[int] = set()
         for w in span:
-            orders.update(self.near_word(w))
+            orders.update(self.near_word(w, budget))
         shared: dict[int, int] | None = None
         if self.joined_may_reach(sj):
             shared = {}
             by_gram = self.by_joined_gram
             for g in sj:
-                for o in by_gram.get(g, ()):
+                posting = by_gram.get(g, ())
+                if not budget.take(len(posting)):
+                    shared = None  # counts cut short: each candidate's count is made again below
+                    break
+                for o in posting:
                     shared[o] = shared.get(o, 0) + 1
-            orders.update([o for o, k in shared.items() if 2.0 * k / (n_sj + len(joined_of[o])) >= SUGGEST_MIN_DICE])
-        for order in sorted(orders):
+            if shared is not None:
+                orders.update([o for o, k in shared.items() if 2.0 * k / (n_sj + len(joined_of[o])) >= SUGGEST_MIN_DICE])
+        ordered = sorted(orders)
+        if not budget.take(len(ordered) * len(span)):
+            ordered = ordered[: max(0, budget.left) // len(span)]
+        for order in ordered:
             kt = self.terms[order]
             if span == kt:
                 continue  # a word aliased to itself adds nothing
@@ -336,20 +368,39 @@ class _FileKeys:
             sim = max(joined, each)
             if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
                 got = (sim, order)
-        _keep(self.best, span, got)
+        if not budget.exhausted or spent_before:
+            _keep(self.best, span, got)  # measured whole: what a span is spelled like is kept
         return got
 
-    def any_word_near(self, span_words: list[str]) -> bool:
+    def any_word_near(self, span_words: list[str], budget: "_Budget | None" = None) -> bool:
         """Whether a key here is spelled near one of these words (near_word, read from its
         memory first: most words of a long log are asked of the same file thousands of times)."""
         near = self.near
         for w in span_words:
             got = near.get(w)
             if got is None:
-                got = self.near_word(w)
+                got = self.near_word(w, budget)
             if got:
                 return True
         return False
+
+
+class _Budget:
+    """The steps left to one question's proposal (PROPOSE_BUDGET); `take` says whether
+    `n` more fit, and spends them either way."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, steps: int = 0) -> None:
+        self.left = steps or PROPOSE_BUDGET
+
+    def take(self, n: int) -> bool:
+        self.left -= n
+        return self.left >= 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left < 0
 
 
 def _keep(memory: dict, what, found) -> None:
@@ -393,13 +444,14 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
     span_words = list(dict.fromkeys(w for span in spans for w in span))
     span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
     best = None  # (similarity, span length, -key order) and the pieces
+    budget = _Budget()
     for f in files:
         if not f.keys:
             continue
         prepared = _file_keys(f.keys)
         # Most files have no key any span can reach (no word of the spans is spelled near one of
         # their words, no span run together near one run together): then no span is measured.
-        if not prepared.any_word_near(span_words):
+        if not prepared.any_word_near(span_words, budget):
             if span_grams is None:
                 span_grams = [trigrams(t) for t in span_text]
             if not any(map(prepared.joined_may_reach, span_grams)):
@@ -410,7 +462,9 @@ def _propose(memory, question: str, q_terms: list[str], matched: set[str], files
         for si, span in enumerate(spans):
             got = known.get(span, _UNKNOWN)  # most spans were measured against this file before
             if got is _UNKNOWN:
-                got = prepared.best_for(span, span_text[si])
+                if budget.exhausted:
+                    continue  # past the budget: only what was measured before is read
+                got = prepared.best_for(span, span_text[si], budget)
             if got is not None:
                 sim, order = got
                 rank = (sim, len(span), -order)

@@ -24,6 +24,7 @@ from .confine import confine
 from .errors import KbError
 from .excerpt import excerpt
 from .normalize import unique_terms
+from .question import MAX_QUESTION_CHARS, cut_question
 from .mapfiles import MAP_NAMES
 from .render import one_line, printable
 
@@ -84,10 +85,14 @@ class Remembered:
     evidence: tuple[Evidence, ...]
     written: str | None = None  # "base/path" of the note written, when --write
     indexed: bool = False  # the written note is in the index and is an entry
+    claim_chars: int = 0  # the claim's length when it was cut to `claim` for measuring (engine/question.py)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["evidence"] = [dict(asdict(e), id=e.id) for e in self.evidence]
+        del out["claim_chars"]
+        if self.claim_chars:
+            out["claim_cut"] = {"chars": self.claim_chars, "read": len(self.claim)}
         return out
 
 
@@ -144,10 +149,13 @@ def remember(memory: Memory, claim: str, path: str | os.PathLike[str] | None = N
             if "\x00" in text:
                 raise KbError(f"{what} holds a NUL (U+0000): the note would be skipped as binary; nothing written")
         _check_new_note(target)
-    terms, evidence = assess(memory, claim)
+    # Measured as a question is read: the claim's words are one full-text query, whose time
+    # grew with its square (2.1 MB: 139 s). A note written keeps the whole claim.
+    measured, claim_chars = cut_question(claim)
+    terms, evidence = assess(memory, measured)
     proposal, containment, reason = propose(terms, evidence)
-    result = Remembered(claim=claim, terms=terms, proposal=proposal, containment=containment, reason=reason,
-                        evidence=tuple(evidence[:EVIDENCE_SHOWN]))
+    result = Remembered(claim=measured, terms=terms, proposal=proposal, containment=containment, reason=reason,
+                        evidence=tuple(evidence[:EVIDENCE_SHOWN]), claim_chars=claim_chars)
     if not write:
         return result
     assert target is not None
@@ -235,6 +243,8 @@ def render(r: Remembered) -> str:
 
     lines = [
         f"claim:     {one_line(r.claim)}",
+        *([f"cut:       the claim has {r.claim_chars:,} characters; only the first {MAX_QUESTION_CHARS:,} or fewer "
+           "were measured, as a question is read"] if r.claim_chars else []),
         f"terms:     {', '.join(r.terms)}",
         f"proposal:  {r.proposal}  (containment {r.containment:.2f}; NOOP at >= {NOOP_AT:.2f}, UPDATE at >= "
         f"{UPDATE_AT:.2f})",

@@ -20,6 +20,14 @@ from .normalize import terms, words
 
 SUGGEST_MIN_DICE = 0.65  # below this, two words share letters by coincidence
 SUGGEST_MAX = 8
+# The steps one suggestion may take (a gram's word read from the index, a key reached from a
+# word), whatever the question and the base: a 4,000-character question over 100,000 keys
+# spelled alike made about 115 million and took 21-33 s. A question of a person's length
+# over a real base takes a few thousand. Words are reached cheapest first; a word whose
+# grams alone would pass what is left is not reached, so every score given is exact and the
+# answer is the best of what the budget reached.
+SUGGEST_BUDGET = 400_000
+REACHED_KEPT = 64  # forms kept per reached word: the best `limit` (8) of a word are all a suggestion reads
 
 
 @lru_cache(maxsize=65536)
@@ -92,30 +100,60 @@ class Speller:
         """Keys spelled like the question's words, best first (ties alphabetical), at most
         `limit`. Only words sharing a gram with the question are ever compared: microseconds."""
         best: dict[str, float] = {}
+        pending = [q for q in dict.fromkeys(question_terms) if q not in self.reached]
+        left = SUGGEST_BUDGET
+        if pending:
+            # cheapest first: a word's grams' posting lengths are what reaching it reads
+            # (each distinct gram's posting fetched once: the question's words share their grams)
+            sizes: dict[str, int] = {}
+            for q in pending:
+                for g in trigrams(q):
+                    if g not in sizes:
+                        sizes[g] = sum(len(part.by_gram.get(g, ())) for part in self.parts)
+            cost = {q: sum(sizes[g] for g in trigrams(q)) for q in pending}
+            left -= len(sizes) * len(self.parts)
+            for q in sorted(pending, key=lambda q: (cost[q], q)):
+                if cost[q] > left:
+                    break  # past the budget: this word and the costlier ones are not reached
+                got, spent, whole = self._reach(q, left)
+                left -= spent
+                if whole:
+                    if len(self.reached) >= REACHED_CAP:
+                        self.reached.clear()
+                    self.reached[q] = got
+                self._merge(best, got)
         for q in dict.fromkeys(question_terms):
             reached = self.reached.get(q)
             if reached is None:
-                if len(self.reached) >= REACHED_CAP:
-                    self.reached.clear()
-                reached = self.reached[q] = self._reach(q)
-            for norm, score in reached:
-                if score > best.get(norm, 0.0):
-                    best[norm] = score
+                continue  # not reached within the budget (or reached in part, merged above)
+            self._merge(best, reached)
         ranked = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
         return [self.written[norm] for norm, _ in ranked[:limit]]
 
-    def _reach(self, q: str) -> tuple[tuple[str, float], ...]:
-        """(form, score) for every key one of whose words is spelled like `q`, each key at
-        its best word."""
+    @staticmethod
+    def _merge(best: dict[str, float], reached) -> None:
+        for norm, score in reached:
+            if score > best.get(norm, 0.0):
+                best[norm] = score
+
+    def _reach(self, q: str, budget: int) -> tuple[tuple[tuple[str, float], ...], int, bool]:
+        """(form, score) for the keys one of whose words is spelled like `q`, each key at
+        its best word, the best REACHED_KEPT of them (by score, then form: the order a
+        suggestion ranks in, so a word's best `limit` are the only ones it can give); the
+        steps taken; and whether every such key was reached within `budget` steps."""
         gq = trigrams(q)
         shared: dict[str, int] = {}
+        steps = 0
         for part in self.parts:
             counted: dict[str, int] = {}
             for g in gq:
-                for w in part.by_gram.get(g, ()):
+                posting = part.by_gram.get(g, ())
+                steps += len(posting)
+                for w in posting:
                     counted[w] = counted.get(w, 0) + 1
             shared.update(counted)  # a word carries the same grams in every part
         best: dict[str, float] = {}
+        whole = True
         floor = SUGGEST_MIN_DICE
         for w, n in shared.items():
             # A word carries at least the n grams it shares: 2n / (|q| + n) bounds its Dice,
@@ -126,12 +164,20 @@ class Speller:
             if score < floor:
                 continue
             for part in self.parts:
-                for i in part.keys_of.get(w, ()):
+                reached = part.keys_of.get(w, ())
+                if steps + len(reached) > budget:
+                    whole = False  # the rest of this word's keys are past the budget
+                    reached = reached[: max(0, budget - steps)]
+                steps += len(reached)
+                for i in reached:
                     norm, written = part.keys[i]
                     self.written.setdefault(norm, written)
                     if score > best.get(norm, 0.0):
                         best[norm] = score
-        return tuple(best.items())
+            if not whole:
+                break
+        kept = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:REACHED_KEPT]
+        return tuple(kept), steps, whole
 
 
 REACHED_CAP = 100_000  # words remembered per speller; past it the memory starts over

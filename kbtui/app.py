@@ -295,19 +295,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--coverage-rule", action="store_true", help="the coverage rule (off by default; fleet.txt: coverage_rule = on)")
     p.add_argument("--no-record", action="store_true", help="log no unanswered question (KB_MISSES_PATH=FILE chooses where)")
     p.add_argument("--serve", action="store_true", help="serve the app to a browser (textual-serve)")
-    p.add_argument("--host", default="localhost")
+    p.add_argument("--host", default="127.0.0.1", help="where --serve listens (the page is refused under any other name)")
     p.add_argument("--port", type=int, default=8000)
     return p.parse_args(argv)
 
 
 def serve(args: argparse.Namespace, argv: list[str]) -> int:
-    try:
-        from textual_serve.server import Server
-    except ImportError:
-        print("kbtui --serve needs textual-serve: pip install 'kbtui[serve]'", file=sys.stderr)
-        return 2
-    Server(visitor_command(argv), host=args.host, port=args.port, title="kbtui").serve()
-    return 0
+    from .served import serve as serve_room  # origin and token guard the socket (kbtui/served.py)
+
+    return serve_room(visitor_command(argv), host=args.host, port=args.port)
 
 
 def visitor_command(argv: list[str]) -> str:

@@ -29,6 +29,17 @@ def configure(fleet: Path, command: str, timeout_ms: int | None = None) -> None:
     if timeout_ms is not None:
         lines.append(f"classifier_timeout_ms = {timeout_ms}")
     f.write_text("\n".join(lines) + "\n")
+    allow_classifier(fleet)
+
+
+def allow_classifier(fleet: Path) -> None:
+    """What the person does once for a classifier they trust: `kb allow PATH` (engine/classifier)."""
+    from engine.classifier import allow
+    from engine.fleet import discover
+    from engine.roster import roster_of
+
+    roster = roster_of(discover([fleet]))
+    allow(roster.root, roster.classifier)
 
 
 def example_command() -> str:

@@ -12,6 +12,7 @@ def test_a_classifier_command_with_a_nul_byte_falls_back_to_the_fold(tmp_path):
     demo = copy_demo(tmp_path / "demo")
     (demo / "fleet.txt").write_bytes(b"name = Atrium\nclassifier = python3\x00 -c pass\n")
     assert run_kb("index", str(demo)).returncode == 0
+    assert run_kb("allow", str(demo)).returncode == 0  # the person allowed it: now it is tried (issue 29 item 7)
     r = run_kb("route", "xyzzy plugh", str(demo))
     assert "Traceback" not in r.stderr, r.stderr
     assert r.returncode == 0, r.stderr

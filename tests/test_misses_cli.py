@@ -166,6 +166,9 @@ def test_kb_misses_never_calls_the_classifier(demo, tmp_path):
     script.write_text(f"import pathlib, sys\nsys.stdin.read()\npathlib.Path({str(marker)!r}).touch()\n")
     with open(demo / "fleet.txt", "a") as f:
         f.write(f"classifier = {sys.executable} {script}\n")
+    from _who import allow_classifier
+
+    allow_classifier(demo)
     _miss(demo, ROLL)
     assert marker.exists()  # the premise: the classifier is configured and route does call it
     marker.unlink()

@@ -19,8 +19,10 @@ TOOLS = {"kb_route", "kb_retrieve", "kb_remember", "kb_fleet", "kb_list"}
 
 
 def _params(*paths) -> StdioServerParameters:
+    # The whole environment: the SDK passes only HOME, PATH and a few more, and the server must
+    # read the session's KB_STATE_DIR (the person's grants, engine/userstate) as kb route does.
     return StdioServerParameters(command=sys.executable, args=["-m", "engine.cli", "serve", *map(str, paths)],
-                                 cwd=str(REPO))
+                                 cwd=str(REPO), env=dict(os.environ))
 
 
 def _talk(paths, script):

@@ -51,6 +51,9 @@ def test_the_classifier_s_coverage_line_is_shown_in_the_room(tmp_path):
     shutil.copy(REPO / "examples" / "classify_by_roster.py", tmp_path / "classify_by_roster.py")
     manifest = fleet / "fleet.txt"
     manifest.write_text(manifest.read_text().replace("# classifier = ", "classifier = "))
+    from _who import allow_classifier
+
+    allow_classifier(fleet)  # the person allowed it (kb allow)
 
     async def go():
         app = make_app(fleet)

@@ -39,6 +39,7 @@ VERBS: tuple[tuple[str, str, str], ...] = (
     ("boot", "engine.cli.boot", "add_boot"),
     ("remember", "engine.cli.who", "add_remember"),
     ("serve", "engine.cli.who", "add_serve"),
+    ("allow", "engine.cli.who", "add_allow"),
     ("list", "engine.cli.who", "add_list"),
     ("fusion", "engine.cli.purpose", "add_fusion"),
     ("model", "engine.cli.rerank", "add_model"),

@@ -48,6 +48,28 @@ def add_serve(subparsers) -> None:
     sv.set_defaults(func=cmd_serve)
 
 
+def add_allow(subparsers) -> None:
+    al = subparsers.add_parser(
+        "allow", help="let the classifier command fleet.txt names run here (asked again when the line changes)")
+    add_paths(al, many=False, what="the fleet root whose fleet.txt names the classifier")
+    al.set_defaults(func=cmd_allow)
+
+
+def cmd_allow(args) -> int:
+    # Reads fleet.txt and the roster only: allowing a command is no reason to index the notes.
+    from ..classifier import allow
+    from ..fleet import discover
+    from ..roster import roster_of
+
+    roster = roster_of(discover([args.path]))
+    if not roster.classifier:
+        raise KbError(f"{shown(str(roster.root / 'fleet.txt'))}: names no classifier; nothing to allow")
+    written = allow(roster.root, roster.classifier)
+    print(f"allowed: classifier = {shown(roster.classifier)} in {shown(str(roster.root / 'fleet.txt'))} "
+          f"(kept in {shown(str(written))})")
+    return 0
+
+
 def add_list(subparsers) -> None:
     ls = subparsers.add_parser("list", help="the notes of a fleet, a base, or a folder inside one")
     add_paths(ls, many=False, what="a base or fleet root, or a folder or note inside a base")
