@@ -20,7 +20,7 @@ from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
 from .fleet import copy_notes, discover
-from .label import NOTHING_TO_PROPOSE, apply, digest, fleet_stats, propose
+from .label import NOTHING_TO_PROPOSE, apply, digest, propose_fleet
 from .memory import Memory
 from .misses import misses_path, read_log
 from .mapfiles import is_map_file
@@ -73,9 +73,11 @@ class Effect:
         }
 
 
-def collect(fleet, memory=None) -> list[NoteProposal]:
-    """Every proposal across the fleet's bases, the miss log's questions placed on the note
-    their text search lands on first."""
+def collect(fleet, memory=None, chosen: dict[str, list[str]] | None = None) -> list[NoteProposal]:
+    """Every proposal across the fleet's bases, settled against each other (engine/label.py).
+    `chosen` maps a note's id to the logged questions a person picked it for; the miss log
+    alone never places a question on a note (its text leg's first row is no person's choice).
+    `memory` is accepted for the callers that pass one; nothing here asks it."""
 
     files: dict[tuple[str, str], bytes] = {}
     for b in fleet.bases:
@@ -83,27 +85,20 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
         for rel, st in found.items():
             if st.st_size > MAX_NOTE_BYTES:
                 continue  # the index skips it unread (and says so): a label there would answer nothing
+            if is_map_file(rel):
+                continue  # a map is a reading list for people; the catalogue never reads its label
             try:
                 with open_note(b.root / rel) as f:  # a FIFO put there since is skipped, not waited on
                     files[(b.name, rel)] = f.read(MAX_NOTE_BYTES + 1)
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {(b, r): d.decode("utf-8", errors="replace").lstrip("\ufeff") for (b, r), d in files.items()}
-    stats = fleet_stats(texts)
-    landed: dict[str, list[str]] = {}
-    if memory is not None:
-        for q in _miss_questions(fleet):
-            a = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
-            if a.text:
-                landed.setdefault(a.text[0].id, []).append(q)
+    settled = propose_fleet(files, chosen)
+    del files
     roots = {b.name: b.root for b in fleet.bases}
     out = []
-    for (base, rel), data in sorted(files.items()):
-        if is_map_file(rel):
-            continue  # a map is a reading list for people; the catalogue never reads its label
-        p = propose(rel, data, stats, landed.get(f"{base}/{rel}", []))
-        if p is not None:
-            out.append(NoteProposal(base, roots[base], p))
+    for nid in sorted(settled):
+        base, _, _ = nid.partition("/")
+        out.append(NoteProposal(base, roots[base], settled[nid]))
     return out
 
 
