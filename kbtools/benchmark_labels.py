@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TARGET_HIT_SHARE = 0.30
 TARGET_RATIO = 1.5
-PROPOSE_RUNS = 7
+PROPOSE_RUNS = 1
 
 
 def load_questions(path: Path) -> list[tuple[str, set[str]]]:
