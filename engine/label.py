@@ -551,6 +551,8 @@ def first_sentence(text: str) -> str | None:
     para: list[str] = []
     for line in prose_lines(text):
         s = _QUOTE_MARK.sub("", line).strip()
+        if _LABEL_OR_PURPOSE.match(s):
+            continue  # a thin label's own line is no sentence about the note
         if not s:
             if para:
                 break
@@ -579,7 +581,7 @@ SOURCE_RANK = {"chosen by a person": 6, "title": 5, "file name": 5, "title part"
 CANDIDATE_CAP = 48  # what one note offers the fleet check; MAX_KEYS of them survive at most
 NOTHING_DISTINCTIVE = ("nothing distinctive: each key its title, headings and examples offer "
                        "routes to another note when asked alone")
-NO_SOURCE = "no title, heading, description or example sentence to draw a key from"
+NO_SOURCE = "no phrase a person would type in its title, headings, description, examples or file name"
 
 
 def propose(

@@ -338,11 +338,23 @@ def pick(fleet, memory, questions: list[str], ask=input, say=print) -> dict[str,
 PICK_ROWS = 5
 
 
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)  # the dialogue on stderr: stdout stays the report (or its JSON)
+
+
+def _ask(prompt: str) -> str:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
 def cmd_label(args) -> int:
 
     fleet = discover(args.paths)
     memory = Memory(args.paths)
-    chosen = pick(fleet, memory, _miss_questions(fleet), ask=input, say=print) if args.pick else None
+    chosen = pick(fleet, memory, _miss_questions(fleet), ask=_ask, say=_say) if args.pick else None
     proposals = collect(fleet, memory, chosen)
     eff = None if args.no_effect or not proposals else effect(fleet, memory, proposals)
     done = Written((), (), ())
