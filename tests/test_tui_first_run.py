@@ -57,7 +57,19 @@ def test_first_run_snapshot(snap_compare, tmp_path):
     assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)
 
 
-def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path):
+def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path, monkeypatch):
+    # F8's x once showed nothing for 8 s on 616 notes: each stage of the effect is shown as it goes.
+    from kbtui.labels_screen import LabelsScreen
+
+    stages: list[str] = []
+    shown = LabelsScreen.on_effect_progress
+
+    def seen(self, message):
+        stages.append(message.stage)
+        shown(self, message)
+
+    monkeypatch.setattr(LabelsScreen, "on_effect_progress", seen)
+
     async def go():
         root = plain_folder(tmp_path)
         (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n\n## Snapshot tests\n\n"
@@ -82,6 +94,8 @@ def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp
             await pilot.press("x")
             await settle(pilot)
             assert "miss log:" in screen_text(app)
+            assert "copying the notes" in stages and "indexing the copy" in stages, stages
+            assert "where the text leg disagrees" in screen_text(app)
             await pilot.press("w")
             await settle(pilot)
             new = (root / "testing.md").read_bytes()
