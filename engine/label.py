@@ -601,8 +601,8 @@ def propose(
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()
-    if note.is_entry and not is_thin(existing):
-        return None
+    if note.is_entry and not is_thin(existing) and not chosen:
+        return None  # a person's pick is added to any label, thin or not
     reason = "thin label" if existing else "no label"
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []

@@ -16,14 +16,14 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
 from .fleet import copy_notes, discover
-from .label import NOTHING_TO_PROPOSE, apply, digest, propose_fleet
+from .label import NOTHING_TO_PROPOSE, apply, digest, propose, propose_fleet
 from .memory import Memory
 from .misses import misses_path, read_log
 from .mapfiles import is_map_file
@@ -336,6 +336,31 @@ def pick(fleet, memory, questions: list[str], ask=input, say=print) -> dict[str,
 
 
 PICK_ROWS = 5
+
+
+def attach_question(fleet, note_id: str, question: str) -> Written:
+    """A logged question written as a key on the note a person picked for it (the misses
+    screen's pick, `--pick`): that key alone, added to the note's label (or a new label under
+    its title), no other byte changed."""
+    from collections import Counter
+
+    from .label import FleetStats
+
+    base, _, rel = note_id.partition("/")
+    b = next((b for b in fleet.bases if b.name == base), None)
+    if b is None:
+        raise KbError(f"{note_id}: no such note in this fleet")
+    try:
+        with open_note(b.root / rel) as f:
+            data = f.read(MAX_NOTE_BYTES + 1)
+    except OSError as e:
+        raise KbError(f"{b.root / rel}: cannot read ({e.strerror})") from e
+    p = propose(rel, data, FleetStats(1, Counter()), [question])
+    mine = tuple(k for k in p.keys if k.source == "chosen by a person") if p else ()
+    if not mine:
+        return Written((), (), (f"{b.root / rel}: {question!r} is a key there already, or has no searchable word",))
+    p = replace(p, keys=mine, purpose=None)
+    return write_all([NoteProposal(base, b.root, p)], [], merge=True)
 
 
 def _say(line: str) -> None:

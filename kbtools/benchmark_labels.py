@@ -52,7 +52,12 @@ def grade(memory, base: str, questions) -> list[dict]:
         a = memory.ask(q, record_miss=False, with_passages=False, top=5, classify=False)
         ids = {f"{base}/{r}" for r in right}
         first = a.results[0].id if a.results else None
+        top = a.keyword[0] if a.keyword else None
+        # Did a key (one-word or phrase) score for the keyword top, or only its title, file
+        # name and purpose words, which score whatever the label says once the note has one?
+        by_key = bool(top) and any(why.startswith(("key", "phrase")) for _, why, _, _ in top.terms)
         rows.append({
+            "by_key": by_key,
             "question": q, "kind": kind, "answerable": bool(right), "verdict": a.verdict,
             "keyword_top": a.keyword_top, "first_row": first,
             "first_row_right": first in ids, "hit_right": a.verdict == "hit" and a.keyword_top in ids,
@@ -83,6 +88,8 @@ def figures(before: list[dict], after: list[dict]) -> dict:
         "out_of_scope_hits": sum(1 for r in hits if not r["answerable"]),
         "abstentions_turned_wrong_hits": turned, "turned_share": turned / n if n else 0.0,
         "ratio": precision / first_rate if first_rate else float("inf"),
+        "wrong_hits_by_a_key": sum(1 for r in hits if not r["hit_right"] and r["by_key"]),
+        "wrong_hits_by_name_words_only": sum(1 for r in hits if not r["hit_right"] and not r["by_key"]),
     }
 
 
@@ -155,9 +162,11 @@ def main(argv: list[str]) -> int:
     print(f"risk:       out-of-scope HITs {f['out_of_scope_hits']} (target 0); abstentions turned into wrong HITs "
           f"{f['abstentions_turned_wrong_hits']}/{n} ({100 * f['turned_share']:.0f}%, target <= 5%)")
     print(f"ratio:      HIT precision / unlabelled first-row rate = {f['ratio']:.2f}")
+    print(f"wrong HITs: {f['wrong_hits_by_a_key']} where a proposed key scored, "
+          f"{f['wrong_hits_by_name_words_only']} on title, file name or purpose words alone")
     for r in after:
         mark = "hit " if r["verdict"] == "hit" else r["verdict"][:5].ljust(5)
-        ok = "right" if r["hit_right"] else ("wrong" if r["verdict"] == "hit" else "")
+        ok = "right" if r["hit_right"] else (("wrong" if r["by_key"] else "wrng*") if r["verdict"] == "hit" else "")
         fused = "" if r["first_row"] == r["keyword_top"] else (
             f"  (first row {'right' if r['first_row_right'] else 'wrong'}: {r['first_row']})")
         print(f"  {mark} {ok:5} [{r['kind']}] {r['question']}  -> {r['keyword_top']}{fused}")

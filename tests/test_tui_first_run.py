@@ -173,3 +173,35 @@ def test_misses_screen_writes_an_alias_only_while_its_effect_is_on_screen(tmp_pa
             await settle(pilot)
             assert aliases.read_bytes() != before and "wrote" in screen_text(app)
     asyncio.run(go())
+
+
+def test_misses_screen_writes_a_logged_question_as_a_key_only_on_the_note_a_person_picks(tmp_path):
+    from conftest import copy_demo
+
+    from engine.notes import parse_note
+
+    async def go():
+        fleet = copy_demo(tmp_path / "demo")
+        (fleet / "kb-misses.txt").write_text(
+            "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back a release\n    looked like: (nothing)\n")
+        before = {p: p.read_bytes() for p in fleet.rglob("*.md")}
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("f4")
+            await settle(pilot)
+            await pilot.press("p")
+            await settle(pilot)
+            question, rows = app.screen._picking
+            assert len(rows) >= 2 and "type the number of the note" in screen_text(app)
+            assert {p: p.read_bytes() for p in fleet.rglob("*.md")} == before  # shown, nothing written
+            await pilot.press("2")  # the person picks the second row, not the text leg's first
+            await settle(pilot)
+            assert "as a key of" in screen_text(app)
+        base, _, rel = rows[1].partition("/")
+        picked = next(p for p in fleet.rglob("*.md") if p.relative_to(fleet).as_posix().endswith(f"{base}/{rel}")
+                      or p.relative_to(fleet).as_posix() == rel)
+        assert "roll back release" in parse_note(rel, picked.read_text()).keys
+        changed = [p for p in before if p.read_bytes() != before[p]]
+        assert changed == [picked]
+    asyncio.run(go())
