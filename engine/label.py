@@ -460,9 +460,12 @@ def _clean(raw: str) -> str:
     return _EMPHASIS.sub(" ", _unmarked(text))
 
 
-def description(text: str) -> str | None:
+def description(text: str, for_keys: bool = False) -> str | None:
     """The note's `> ...` description (tldr's first lines, many docs' summary): the quoted lines
-    at the top of its prose, without the `>` marker and without a "More information" line."""
+    at the top of its prose, without the `>` marker and without a "More information" line.
+    As an `Exists to:` text inline code keeps its words (`such as gzip or bzip2`; dropped, it
+    read "such as or ."); `for_keys`, each code span breaks the clause instead, so no key holds
+    or straddles code ("using `regex`es" gave the key "using es")."""
     lines, (front, heads, underlines) = _lines_and_layout(text)
     out: list[str] = []
     for i in range(front, len(lines)):
@@ -475,10 +478,17 @@ def description(text: str) -> str | None:
             continue
         if not _QUOTE_MARK.match(line):
             break
+        if for_keys:
+            line = _CODE_SPAN.sub(" ; ", line)
+        else:
+            line = _PLACEHOLDER.sub(" ", line).replace("`", "")
         said = " ".join(_clean(line).split())
         if said and not _NOT_A_DESCRIPTION.match(said):
             out.append(said)
     return " ".join(out) or None
+
+
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}")
 
 
 _LABEL_OR_PURPOSE = re.compile(r"^\s*(search for|exists to|date|updated)\s*:", re.IGNORECASE)
@@ -635,7 +645,7 @@ def propose(
         offer(asked_form(title_words.split(), body_words), "title")
     if _is_word_name(_name_of(relpath)):
         offer(" ".join(words(_name_of(relpath))), "file name")
-    said = note.purpose or description(text)
+    said = _CODE_SPAN.sub(" ; ", note.purpose) if note.purpose else description(text, for_keys=True)
     if said:
         for clause in _CLAUSE_BREAK.split(said):
             for k in _phrase_keys(clause, whole=True):

@@ -224,3 +224,13 @@ def test_a_large_note_is_labelled_under_a_memory_limit(tmp_path):
                        cwd=Path(__file__).resolve().parent.parent)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "big.md" in r.stdout and "MemoryError" not in r.stderr
+
+
+def test_inline_code_in_a_description_keeps_its_words_in_the_purpose_and_gives_no_key():
+    # Seen on tldr's held-out run: "such as `gzip` or `bzip2`" was proposed as "such as or .",
+    # and "using `regex`es" gave the key "using es".
+    grep = "# grep\n\n> Find patterns in files using `regex`es.\n\n- Search for a pattern within files:\n\n`grep x`\n"
+    _, settled = fleet({"pages/grep.md": grep})
+    p = settled["tldr/pages/grep.md"]
+    assert p.purpose == "Find patterns in files using regexes."
+    assert not any("es" in k.key.split() or "regex" in k.key for k in p.keys), p.keys
