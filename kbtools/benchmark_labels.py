@@ -1,18 +1,19 @@
 """Does a verdict mean something once `kb label`'s proposals are accepted as they come?
 
-    python3 -m kbtools.benchmark_labels CORPUS [QUESTIONS]
+    python3 -m kbtools.benchmark_labels CORPUS [QUESTIONS] [--json]
 
-CORPUS is a folder of markdown nobody wrote for this project (it is copied; the original is
-never touched). QUESTIONS is a TSV of `question<TAB>right note(s)` written before any
-labelling (default: textual_docs_questions.tsv beside this file, for Textual's docs/ folder;
-the others beside it: mkdocs_material_questions.tsv for Material for MkDocs' docs/,
-fastapi_pt_questions.tsv for FastAPI's docs/pt/docs, uv_docs_questions.tsv for uv's docs/).
+CORPUS is a folder holding notes/ and questions.tsv (the held-out corpora of issue 26), or a
+folder of markdown with QUESTIONS given (default: textual_docs_questions.tsv beside this file,
+for Textual's docs/ folder). It is copied; the original is never touched. QUESTIONS is a TSV
+of `question<TAB>right note(s)` (space-separated; `-` when out of scope), optionally a third
+column naming the kind (in-scope, near, far, noise), written before any labelling.
 
-On the copy, unlabelled, every question is asked and the fused reading list's first row
-graded. Then every proposal is written (`kb label --write`, accepted as it comes, no edit)
-and every question asked again. Printed: the share answered `hit`, how often a hit names a
-right note, and how often the unlabelled first row did; plus the timings of the labelling.
-Each question's line shows the owner, and the fused first row when it is another note.
+On the copy, unlabelled, every question is asked; then every proposal is written (`kb label
+--write`, accepted as it comes, no edit) and every question asked again. Printed: the fused
+first row right before and after, HIT precision, the HIT rate of answerable questions,
+out-of-scope HITs, abstentions turned into wrong HITs, the ratio of HIT precision to the
+unlabelled first row, and for each wrong HIT whether a proposed key scored or only the note's
+title, file name and purpose words (marked `wrng*`). docs/labels.md holds the figures.
 """
 
 from __future__ import annotations
