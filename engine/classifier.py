@@ -38,10 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .answer import AgentChoice
-from .clean import flat
+from .atomic import write_atomic
+from .clean import flat, shown
 from dataclasses import replace
 from .dossier import ANSWER_FIELDS, COVERAGES
 from .roster import Roster
+from .userstate import ensure_state_dir, state_dir
 
 # The person's grants (engine/userstate): one line per (folder, exact command), its SHA-256
 # first. A cloned fleet.txt is the repository author's text, and a command it names runs
@@ -220,8 +222,6 @@ def _grant(root: Path, command: str) -> str:
 
 
 def _allowed_path() -> Path:
-    from .userstate import state_dir
-
     return state_dir() / ALLOWED_FILE
 
 
@@ -240,10 +240,6 @@ def is_allowed(root: Path, command: str) -> bool:
 
 def allow(root: Path, command: str) -> Path:
     """Record that the person allows `command` in the fleet at `root`; the file it wrote."""
-    from .atomic import write_atomic
-    from .clean import shown
-    from .userstate import ensure_state_dir
-
     path = ensure_state_dir() / ALLOWED_FILE
     grant = _grant(root, command)
     try:
@@ -258,8 +254,6 @@ def allow(root: Path, command: str) -> Path:
 
 def not_allowed(root: Path, command: str) -> str:
     """The one line a fleet gets whose classifier the person has not allowed."""
-    from .clean import shown
-
     return (f"{shown(str(root / 'fleet.txt'))}: classifier = {shown(command)!r} has not been allowed on this machine, "
             f"so it did not run (`kb allow {shlex.quote(shown(str(root)))}` lets this command run)")
 

@@ -1,11 +1,15 @@
 """Proposing labels for notes that have none, or a thin one, from the notes themselves.
 
 Pure functions: text in, proposals out; nothing here reads or writes a file (engine/labelcli.py
-does). A key is drawn from the note's title, its headings, its file name, the words and two-
-or three-word phrases that set it apart from the rest of the fleet (tf x idf over every note's
-prose, so a word every note has is never proposed), and the questions of the miss log whose
-text search lands on it. Every key says where it came from. The words are the note's own, so
-they are in the note's language.
+does). A key is drawn only from where the note's author said what the note is: its title, its
+headings, its `> ...` description (or `Exists to:` line), the lead sentence of each example
+("Create a symbolic link to a file:"), and its file name when that is a word; and from a
+logged question a person chose this note for. Never from code, inline code, placeholders,
+numbers or markup, and never from prose at large: keys drawn from a note's body make the
+keyword scorer a second reading of the text the text leg already reads (seed 000: "one scorer
+reading one source twice"). Every candidate is then asked alone of the keyword scorer over the
+whole fleet, with everyone else's proposals in place (`settle`), and kept only when it reaches
+its own note. Every key says where it came from.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import PurePosixPath
 
 from .stopwords import STOPWORDS
+from .catalogue import Catalogue, make_entry
+from .gate import floor_for
 from .links import FENCE  # one reading of a code fence, shared with kb check and the graph
 from .normalize import terms, words
 from .notefiles import content_problem
@@ -26,10 +32,7 @@ from .notes import layout, parse_note
 from .thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
-MAX_VARIANTS = 8  # beside them, a name's singular or asked form ("add dependency"): no new subject
 MAX_HEADINGS = 6
-MAX_PHRASES = 4
-MAX_WORDS = 6
 NOTHING_TO_PROPOSE = "nothing to propose"  # a refusal reason, and the line kb label prints for it
 MAX_PURPOSE_CHARS = 160
 # A proposed key is a phrase a person types: the longest title in the four label corpora is 11
@@ -38,7 +41,6 @@ MAX_PURPOSE_CHARS = 160
 MAX_KEY_WORDS = 12
 MAX_KEY_CHARS = 120
 SINGULAR_MAX_TERMS = 3  # a name longer than this gets no singular variant
-SHARE_OF_TOP_DENSITY = 0.5  # a word goes to the notes using it at least this share as densely as the densest
 
 # Lines that are not prose: tables, html, admonitions, link references, images, front matter.
 _NOT_PROSE = re.compile(r"^(    |\t)|^\s*(\||<|!!!|\?\?\?|:::|--8<--|\[[^\]]*\]:|!\[|---|\{|=== )")
@@ -262,17 +264,6 @@ def pointer_headings(text: str) -> set[str]:
     return out
 
 
-def _phrases(ws: list[str]) -> list[str]:
-    """Two- and three-word runs of terms standing next to each other in the prose."""
-    out = []
-    for n in (2, 3):
-        for i in range(len(ws) - n + 1):
-            run = ws[i:i + n]
-            if all(w for w in run) and len(set(run)) == n:  # None marks a stopword or a line break between terms
-                out.append(" ".join(run))
-    return out
-
-
 def _term_stream(lines: list[str]) -> list[str | None]:
     """Folded words with stopwords and line breaks as None, so a phrase never spans either."""
     out: list[str | None] = []
@@ -283,26 +274,30 @@ def _term_stream(lines: list[str]) -> list[str | None]:
     return out
 
 
+def _phrases(ws: list[str | None]) -> list[str]:
+    """Two- and three-word runs of terms standing next to each other (None breaks a run)."""
+    out = []
+    for n in (2, 3):
+        for i in range(len(ws) - n + 1):
+            run = ws[i:i + n]
+            if all(w for w in run) and len(set(run)) == n:
+                out.append(" ".join(run))  # type: ignore[arg-type]
+    return out
+
+
 @dataclass
 class FleetStats:
-    """What the whole fleet says about a word or phrase, so a note is offered only what sets
-    it apart: how many notes use it (df), the highest density any one note uses it at (top:
-    uses per thousand words of prose, so a long changelog does not outbid the note about
-    it), and which words are a note's whole title or file name (that note is about them)."""
+    """What the whole fleet says about a word: how many notes use it (df, prose and headings),
+    how many notes carry a heading whole (heading_df), and which words and runs are a note's
+    whole title or file name (that note is about them). Only sets per note are kept, never a
+    note's words in order: a 16 MB note once cost 1.5 GB here as phrase counts."""
 
     n: int
     word_df: Counter
-    phrase_df: Counter
-    word_top: dict = field(default_factory=dict)
-    phrase_top: dict = field(default_factory=dict)
+    heading_df: Counter = field(default_factory=Counter)
     named: Counter = field(default_factory=Counter)  # notes whose whole title or file name is a key
-    heading_df: Counter = field(default_factory=Counter)  # notes holding a heading, by its terms
     name_words: Counter = field(default_factory=Counter)  # notes whose title or file name holds a word
     name_runs: Counter = field(default_factory=Counter)  # notes whose title or file name holds a 2-3 word run
-    fold: dict = field(default_factory=dict)  # plural -> singular, for phrases (plural_fold)
-
-    def idf(self, df: int) -> float:
-        return math.log((self.n + 1) / (df + 0.5))
 
     def named_elsewhere(self, key: str, own_names: set[str]) -> bool:
         """True when another note's whole title or file name is this key (its terms joined)."""
@@ -317,17 +312,18 @@ class FleetStats:
         return self.name_runs[run] > (1 if run in own_runs else 0)
 
 
-def density(count: int, size: int) -> float:
-    """Uses per thousand words of prose."""
-    return 1000.0 * count / max(size, 1)
-
-
 def _name_of(relpath: str) -> str:
     """The file name as words; an index.md or README.md is named by its folder."""
     path = PurePosixPath(relpath)
     if path.stem.lower() in ("index", "readme"):
         return path.parent.name
     return path.stem
+
+
+def _is_word_name(name: str) -> bool:
+    """A file name is a key only when it is a word: `tar`, `symbolic-links`; not `0001`."""
+    ts = terms(name)
+    return bool(ts) and not any(t.isdigit() for t in ts)
 
 
 def names(relpath: str, title: str) -> set[str]:
@@ -350,51 +346,32 @@ def name_runs_of(own_names: set[str]) -> set[str]:
     return out
 
 
-def plural_fold(vocabulary: set[str]) -> dict[str, str]:
-    """Each plural word whose singular the fleet's prose also uses, mapped to that singular, so
-    "key presses" and "key press" count as one phrase: a note that says it in the plural is
-    not outbid by a blog post that says it twice in the singular."""
-    out = {}
-    for w in vocabulary:
-        form = next((f for f in _singulars(w) if f in vocabulary), None)
-        if form:
-            out[w] = form
+def note_words(text: str) -> set[str]:
+    """Every term of the note's prose and headings, as a set: what word_df counts."""
+    out: set[str] = set()
+    for line in prose_lines(text):
+        out.update(w for w in words(line) if len(w) > 1 and w not in STOPWORDS)
+    for _, h in headings(text):
+        out.update(terms(h))
     return out
-
-
-def folded(stream: list[str | None], fold: dict[str, str]) -> list[str | None]:
-    return [fold.get(w, w) if w else w for w in stream]
 
 
 def fleet_stats(texts: dict[tuple[str, str], str]) -> FleetStats:
     """Over every note of the fleet, keyed by (base, path relative to the base)."""
-    word_df: Counter = Counter()
-    phrase_df: Counter = Counter()
-    word_top: dict[str, float] = {}
-    phrase_top: dict[str, float] = {}
-    named: Counter = Counter()
-    heading_df: Counter = Counter()
-    name_words: Counter = Counter()
-    name_runs: Counter = Counter()
-    streams = {key: _term_stream(prose_lines(text)) for key, text in texts.items()}
-    fold = plural_fold({w for stream in streams.values() for w in stream if w})
-    for key, text in texts.items():
-        relpath, stream = key[1], streams[key]
-        # Heading words count too: "Syntax" heading every style note is common, prose or not.
-        word_df.update({w for w in stream if w} | {t for _, h in headings(text) for t in terms(h)})
-        phrases = Counter(_phrases(folded(stream, fold)))
-        phrase_df.update(phrases.keys())
-        size = len(stream)
-        for w, c in Counter(w for w in stream if w).items():
-            word_top[w] = max(word_top.get(w, 0.0), density(c, size))
-        for p, c in phrases.items():
-            phrase_top[p] = max(phrase_top.get(p, 0.0), density(c, size))
-        heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
-        own = names(relpath, parse_note(relpath, text).title)
-        named.update(own)
-        name_words.update({w for n in own for w in n.split()})
-        name_runs.update(name_runs_of(own))
-    return FleetStats(len(texts), word_df, phrase_df, word_top, phrase_top, named, heading_df, name_words, name_runs, fold)
+    stats = FleetStats(len(texts), Counter())
+    for (_, relpath), text in texts.items():
+        add_to_stats(stats, relpath, text)
+    return stats
+
+
+def add_to_stats(stats: FleetStats, relpath: str, text: str) -> None:
+    """One note's share of the fleet's statistics, stats.n aside (the caller counts notes)."""
+    stats.word_df.update(note_words(text))
+    stats.heading_df.update({" ".join(terms(h)) for _, h in headings(text)})
+    own = names(relpath, parse_note(relpath, text).title)
+    stats.named.update(own)
+    stats.name_words.update({w for n in own for w in n.split()})
+    stats.name_runs.update(name_runs_of(own))
 
 
 def _singulars(word: str) -> list[str]:
@@ -462,14 +439,132 @@ def singular(ws: list[str], prose_words: set[str]) -> str:
 def _topicality(stats: FleetStats, tf: Counter, heading: str) -> float:
     """How much the note's own prose is about a heading's words: mean log(1 + uses) x idf."""
     ts = terms(heading)
-    return sum(math.log1p(tf[t]) * stats.idf(stats.word_df[t]) for t in ts) / len(ts) if ts else 0.0
+    idf = lambda df: math.log((stats.n + 1) / (df + 0.5))  # noqa: E731
+    return sum(math.log1p(tf[t]) * idf(stats.word_df[t]) for t in ts) / len(ts) if ts else 0.0
+
+
+# Inline code and placeholders are never a key (`tar xf {{path}}` gave "source tar", "rx path").
+_CODE_SPAN = re.compile(r"`[^`\n]*`|\{\{[^{}\n]*\}\}")
+_QUOTE_MARK = re.compile(r"^\s*(>\s?)+")
+_LIST_MARK = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
+_EMPHASIS = re.compile(r"[*_~]+")
+# A description line that says where to read more is no description of the note.
+_NOT_A_DESCRIPTION = re.compile(r"^(more information|see also|mais informa|note:|tip:)", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[:;,.()!?]|\s[-\u2013\u2014]\s")
+MAX_LEAD_WORDS = 12  # a longer "lead" is a sentence of prose that happens to end in a colon
+MAX_WHOLE_TERMS = 5  # a lead sentence or a clause of a description is offered whole up to this
+
+
+def _clean(raw: str) -> str:
+    """A title, heading or sentence as the words its author wrote: no inline code, placeholder,
+    link target, footnote, html, emphasis or blockquote marker."""
+    text = _QUOTE_MARK.sub("", _CODE_SPAN.sub(" ", raw))
+    return _EMPHASIS.sub(" ", _unmarked(text))
+
+
+def description(text: str, for_keys: bool = False) -> str | None:
+    """The note's `> ...` description (tldr's first lines, many docs' summary): the quoted lines
+    at the top of its prose, without the `>` marker and without a "More information" line.
+    As an `Exists to:` text inline code keeps its words (`such as gzip or bzip2`; dropped, it
+    read "such as or ."); `for_keys`, each code span breaks the clause instead, so no key holds
+    or straddles code ("using `regex`es" gave the key "using es")."""
+    lines, (front, heads, underlines) = _lines_and_layout(text)
+    out: list[str] = []
+    for i in range(front, len(lines)):
+        line = lines[i]
+        if i in heads or i in underlines or not line.strip() or _LABEL_OR_PURPOSE.match(line):
+            if out and not line.strip():
+                continue
+            if i in heads and out:
+                break
+            continue
+        if not _QUOTE_MARK.match(line):
+            break
+        if for_keys:
+            line = _CODE_SPAN.sub(" ; ", line)
+        else:
+            line = _PLACEHOLDER.sub(" ", line).replace("`", "")
+        said = " ".join(_clean(line).split())
+        if said and not _NOT_A_DESCRIPTION.match(said):
+            out.append(said)
+    return " ".join(out) or None
+
+
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}")
+
+
+_LABEL_OR_PURPOSE = re.compile(r"^\s*(search for|exists to|date|updated)\s*:", re.IGNORECASE)
+
+
+def example_leads(text: str) -> list[str]:
+    """The lead sentence of each example: a line of prose ending in a colon whose next line is
+    code ("- Create a symbolic link to a file:" above `ln -s ...`), cleaned of its markup."""
+    lines, (front, heads, underlines) = _lines_and_layout(text)
+    out, in_fence, pending = [], False, None
+    for i in range(front, len(lines)):
+        line = lines[i]
+        if FENCE.match(line):
+            if not in_fence and pending:
+                out.append(pending)
+            in_fence, pending = not in_fence, None
+            continue
+        if in_fence or not line.strip():
+            continue
+        stripped = line.strip()
+        is_code = stripped.startswith("`") and stripped.endswith("`") or line.startswith(("    ", "\t"))
+        if is_code:
+            if pending:
+                out.append(pending)
+            pending = None
+            continue
+        pending = None
+        if i in heads or i in underlines or _NOT_PROSE.match(line):
+            continue
+        unquoted = _QUOTE_MARK.sub("", stripped)
+        body = _LIST_MARK.sub("", unquoted)
+        # A lead is a whole list item or paragraph of one line: the tail of a wrapped paragraph
+        # ("row under the current then supply this key:") says nothing about the note.
+        starts_block = body != unquoted or i == front or not lines[i - 1].strip() or (i - 1) in heads
+        if not (starts_block and body.endswith(":")) or _LABEL_OR_PURPOSE.match(body):
+            continue
+        body = body[:-1].split("`", 1)[0]  # before any inline code: what follows leans on the code
+        said = " ".join(_clean(body).split())
+        ws = words(said)
+        if ws and ws[0] not in STOPWORDS and len(ws) <= MAX_LEAD_WORDS and not _SENTENCE_END.search(said):
+            pending = said
+    return out
+
+
+def _phrase_keys(said: str, whole: bool) -> list[str]:
+    """Keys from one sentence or clause as a person types them: the whole when short (and
+    `whole`), its opening three terms (the task: "create a symbolic link"), and every run of
+    two or three terms standing next to each other with no stopword between ("symbolic link").
+    Never a run holding a number."""
+    ws = words(said)
+    pos = [i for i, w in enumerate(ws) if len(w) > 1 and w not in STOPWORDS]
+    if not pos:
+        return []
+    out = []
+    if whole and len(pos) <= MAX_WHOLE_TERMS:
+        out.append(" ".join(ws[pos[0]:pos[-1] + 1]))
+    if len(pos) > 3:
+        out.append(" ".join(ws[pos[0]:pos[2] + 1]))
+    stream = [w if len(w) > 1 and w not in STOPWORDS else None for w in ws]
+    out += _phrases(stream)
+    return [k for k in out if not any(w.isdigit() for w in k.split())]
 
 
 def first_sentence(text: str) -> str | None:
-    """The note's first sentence of prose, as a proposed purpose; None when it has no prose."""
+    """The note's description, else its first sentence of prose, as a proposed purpose; None
+    when it has neither."""
+    said = description(text)
+    if said:
+        return _shortened(said)
     para: list[str] = []
     for line in prose_lines(text):
-        s = line.strip()
+        s = _QUOTE_MARK.sub("", line).strip()
+        if _LABEL_OR_PURPOSE.match(s):
+            continue  # a thin label's own line is no sentence about the note
         if not s:
             if para:
                 break
@@ -482,18 +577,34 @@ def first_sentence(text: str) -> str | None:
     joined = " ".join(para)
     sentence = _SENTENCE_END.split(joined, maxsplit=1)[0].strip()
     sentence = re.sub(r"[`*_]", "", sentence)
+    return _shortened(sentence)
+
+
+def _shortened(sentence: str) -> str | None:
     if len(sentence) > MAX_PURPOSE_CHARS:
         sentence = sentence[:MAX_PURPOSE_CHARS].rsplit(" ", 1)[0] + " ..."
     return sentence if terms(sentence) else None
+
+
+# How much a source says the note is about a phrase: a phrase several notes would take goes to
+# the one that names it highest (its title over another's passing example), a tie to none.
+SOURCE_RANK = {"chosen by a person": 6, "title": 5, "file name": 5, "title part": 4, "description": 4,
+               "heading": 3, "example": 2}
+CANDIDATE_CAP = 48  # what one note offers the fleet check; MAX_KEYS of them survive at most
+NOTHING_DISTINCTIVE = ("nothing distinctive: each key its title, headings and examples offer "
+                       "routes to another note when asked alone")
+NO_SOURCE = "no phrase a person would type in its title, headings, description, examples or file name"
 
 
 def propose(
     relpath: str,
     data: bytes,
     stats: FleetStats,
-    miss_questions: list[str] = (),  # type: ignore[assignment]
+    chosen: list[str] = (),  # type: ignore[assignment]
 ) -> Proposal | None:
-    """The proposal for one note, or None when its label is not thin (engine/thin.py: W06's rule)."""
+    """The candidate keys for one note, or None when its label is not thin (engine/thin.py:
+    W06's rule). Candidates only: `settle` keeps those that reach this note alone, with every
+    other note's in place. `chosen` are logged questions a person picked this note for."""
     problem = content_problem(data)
     if problem:  # the index never reads it, so a label there would answer nothing
         return Proposal(relpath, PurePosixPath(relpath).stem, "no label", (), (), None, digest(data), False,
@@ -502,122 +613,66 @@ def propose(
     text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
     note = parse_note(relpath, text)
     existing = note.keys if note.label_under_title else ()
-    if note.is_entry and not is_thin(existing):
-        return None
+    if note.is_entry and not is_thin(existing) and not chosen:
+        return None  # a person's pick is added to any label, thin or not
     reason = "thin label" if existing else "no label"
     taken = {tuple(terms(k)) for k in existing}
     keys: list[ProposedKey] = []
     common = max(2, stats.n // 10)  # a word in a tenth of the fleet says little about this note
-    own_names = names(relpath, note.title)
-    own_runs = name_runs_of(own_names)
-    own_words = {w for n in own_names for w in n.split()}
 
-    variants = 0
-
-    def offer(key: str, source: str, variant: bool = False) -> None:
-        nonlocal variants
+    def offer(key: str, source: str) -> None:
         key = " ".join(key.replace(",", " ").replace("`", " ").split())
-        full = variants >= MAX_VARIANTS if variant else len(keys) - variants >= MAX_KEYS
         too_long = len(key) > MAX_KEY_CHARS or key.count(" ") >= MAX_KEY_WORDS
-        if full or not key or too_long or not searchable(key):
+        if len(keys) >= CANDIDATE_CAP or not key or too_long or not searchable(key):
             return
         sig = tuple(terms(key))
-        if sig in taken:
+        if sig in taken or all(t.isdigit() for t in sig):
             return
-        if len(sig) == 1 and stats.n > 1:
-            # One word that a tenth of the fleet uses ("widgets", "app") would catch every
-            # question holding it, whatever it asks: it is proposed only inside a phrase.
-            if stats.word_df[sig[0]] > common:
+        # One word is a key only as the note's own name (or a person's choice): a heading's
+        # "Keys" took "how do I handle a key press" for the data table. And not a word a tenth
+        # of the fleet uses ("widgets", "app"): it would catch every question holding it.
+        if len(sig) == 1 and stats.n > 1 and source != "chosen by a person":
+            if source not in ("title", "file name") or stats.word_df[sig[0]] > common:
                 return
-            # A word of another note's title or file name ("yield" beside "Dependências com
-            # yield") scores there from both; as this note's key it ties or beats that note.
-            if source not in ("title", "file name", "miss log") and stats.in_other_names(sig[0], own_words):
-                return
-        # A word or phrase that is another note's whole title or file name ("width" beside
-        # width.md, "arquivos estaticos" beside the note titled "Arquivos Estáticos") is that
-        # note's: here it would only make the wrong note win.
-        if source not in ("title", "file name") and stats.n > 1 and stats.named_elsewhere(" ".join(sig), own_names):
-            return
-        # A phrase inside another note's title ("dados sql" in "Bancos de Dados SQL") is
-        # that note's subject: a stub that mentions it twice must not take it.
-        if len(sig) > 1 and source not in ("title", "file name", "miss log") and stats.in_other_titles(" ".join(sig), own_runs):
-            return
         taken.add(sig)
         keys.append(ProposedKey(key, source))
-        variants += variant
 
-    stream = _term_stream(prose_lines(text))
-    tf = Counter(w for w in stream if w)  # the note's own usage: singular() and the heading order ask it
-    prose_words = set(tf)
-    title_words = " ".join(words(_unmarked(note.title))) if note.title else ""
+    for q in chosen:
+        offer(" ".join(terms(q)), "chosen by a person")
+    body_words = note_words(text)
+    title_words = " ".join(words(_clean(note.title))) if note.title else ""
     if title_words:
         offer(title_words, "title")
-        offer(singular(title_words.split(), prose_words), "title", variant=True)
-        # Only a title's asked form: a heading's ("override template" under a blog's
-        # "Overriding templates") won questions its note does not answer.
-        offer(asked_form(title_words.split(), prose_words), "title", variant=True)
-    offer(" ".join(words(_name_of(relpath))), "file name")
+        offer(singular(title_words.split(), body_words), "title")
+        offer(asked_form(title_words.split(), body_words), "title")
+    if _is_word_name(_name_of(relpath)):
+        offer(" ".join(words(_name_of(relpath))), "file name")
+    said = _CODE_SPAN.sub(" ; ", note.purpose) if note.purpose else description(text, for_keys=True)
+    if said:
+        for clause in _CLAUSE_BREAK.split(said):
+            for k in _phrase_keys(clause, whole=True):
+                offer(k, "description")
     if title_words and len(terms(title_words)) >= 3:
-        # A long title matches only whole; a person asks with a part of it ("banco de dados
-        # sql" for "Bancos de Dados SQL (Relacionais)"): its two-word runs, never across a
-        # stopword, unless another note is named by them.
+        # A long title matches only whole; a person asks with a part of it.
         for run in _phrases(_term_stream([title_words])):
             if len(run.split()) == 2:
                 offer(run, "title part")
-    for q in miss_questions:
-        offer(" ".join(terms(q)), "miss log")
     pointers = pointer_headings(text)
-    hs = [h for lvl, h in headings(text) if lvl in (2, 3) and h != note.title and h not in pointers]
+    hs = [_clean(h) for lvl, h in headings(text) if lvl in (2, 3) and h != note.title and h not in pointers]
     # A heading every note has ("Example", "Syntax") names no note: one rare word is needed.
     hs = [h for h in hs if stats.n <= 1 or any(stats.word_df[t] <= common for t in terms(h))]
     # Nor does one that a tenth of the notes carry whole ("Basic usage").
     hs = [h for h in hs if stats.n <= 1 or stats.heading_df[" ".join(terms(h))] <= common]
-    if stats.n > 1:
-        # The headings the note's own prose is most about come first, not the first six in
-        # the file: "Custom widgets" before "Customizing the tooltip" in a guide to widgets.
+    if stats.n > 1 and hs:
+        tf = Counter(w for line in prose_lines(text) for w in words(line))
         order = {h: i for i, h in reversed(list(enumerate(hs)))}
         hs = sorted(order, key=lambda h: (-_topicality(stats, tf, h), order[h]))
     for h in hs[:MAX_HEADINGS]:
         offer(" ".join(words(h)), "heading")
-        offer(singular(words(h), prose_words), "heading", variant=True)
-
-    if stats.n > 1:
-        half = common
-        # A word or phrase is offered only to the notes that use it densest (at least half
-        # the fleet's highest density): a note mentioning "key press" twice in passing must
-        # not take it from the one about key presses.
-        size = len(stream)
-
-        def dense(c: int, top: float) -> bool:
-            return density(c, size) >= SHARE_OF_TOP_DENSITY * top
-
-        counts = Counter(_phrases(folded(stream, stats.fold)))
-        scored = sorted(
-            ((c * stats.idf(stats.phrase_df[p]), p) for p, c in counts.items()
-             if c >= 2 and stats.phrase_df[p] <= half and dense(c, stats.phrase_top[p])),
-            key=lambda t: (-t[0], t[1]),
-        )
-        for _, p in scored[:MAX_PHRASES]:
-            offer(p, "phrase")
-        # Single words only from the note's headings (any level), ranked by use x idf: from
-        # prose at large they were "around", "whether", "ll", words that name nothing and
-        # made the wrong note win. Not a word of a title or file name of several words: it
-        # scores there already, and as a key too it let "Search: better, faster, smaller"
-        # claim every question with "smaller" (a one-word title is a key as the title).
-        in_names = set(terms(note.title)) | set(terms(_name_of(relpath)))
-        from_headings = {t for _, h in headings(text) if h != note.title and h not in pointers for t in terms(h)} - in_names
-        wcounts = Counter({w: c for w, c in tf.items() if w in from_headings})
-        scored_w = sorted(
-            ((c * stats.idf(stats.word_df[w]), w) for w, c in wcounts.items()
-             if c >= 2 and stats.word_df[w] <= half and not w.isdigit() and dense(c, stats.word_top[w])),
-            key=lambda t: (-t[0], t[1]),
-        )
-        # Nor a word of a heading already proposed: the heading scores when a question holds it
-        # whole, and the word alone caught every question holding it ("warning" of "Version
-        # warning" took a question about call-out boxes with a warning), as a title's word would.
-        in_heading_keys = {t for k in keys if k.source == "heading" for t in terms(k.key)}
-        for _, w in [x for x in scored_w if x[1] not in in_heading_keys][:MAX_WORDS]:
-            offer(w, "word")
+        offer(singular(words(h), body_words), "heading")
+    for lead in example_leads(text):
+        for k in _phrase_keys(lead, whole=True):
+            offer(k, "example")
 
     purpose = None if note.purpose else first_sentence(text)
     can_write, why_not = True, ""
@@ -626,9 +681,140 @@ def propose(
     elif note.label_line is not None and not note.label_under_title:
         can_write, why_not = False, f"a Search for: line stands at line {note.label_line}, not under the title: move it first"
     if not keys:
-        can_write, why_not = False, why_not or NOTHING_TO_PROPOSE
+        can_write, why_not = False, why_not or NO_SOURCE
     return Proposal(relpath, note.title, reason, tuple(existing), tuple(keys), purpose, digest(data),
                     can_write, why_not)
+
+
+def settle(candidates: dict[str, Proposal], entries: list = (), rounds: int = 12,  # type: ignore[assignment]
+           stats: FleetStats | None = None) -> dict[str, Proposal]:
+    """The proposals with only the keys that reach their own note alone.
+
+    `candidates` maps a note's id (base/path) to its candidate proposal, `entries` are the
+    catalogue entries of the notes already labelled and not proposed for. A phrase several notes
+    offer goes to the one whose source names it highest (SOURCE_RANK: the subject, not a
+    passing mention), a tie to none. Then every key is asked alone of the keyword scorer
+    (engine/catalogue.py, the seed's arithmetic) over the whole fleet with every other proposal
+    in place, and kept only when its own note comes first, ahead of the next; dropping keys moves
+    the idf, so this runs again until nothing changes. A key a person chose is always kept."""
+    best: dict[tuple[str, ...], tuple[int, str | None]] = {}
+    for nid, p in candidates.items():
+        if not p.can_write:
+            continue
+        for k in p.keys:
+            sig, rank = tuple(terms(k.key)), SOURCE_RANK.get(k.source, 0)
+            held = best.get(sig)
+            if held is None or rank > held[0]:
+                best[sig] = (rank, nid)
+            elif rank == held[0] and held[1] != nid:
+                best[sig] = (rank, None)
+    kept: dict[str, list[ProposedKey]] = {}
+    for nid, p in candidates.items():
+        if p.can_write:
+            kept[nid] = [k for k in p.keys if k.source == "chosen by a person"
+                         or best.get(tuple(terms(k.key)), (0, None))[1] == nid]
+    claims: dict[str, str] = {}  # note id -> the common word its name would claim
+    fixed = list(entries)
+    for nid, p in candidates.items():  # a thin label that cannot be widened still routes
+        if not p.can_write and p.existing:
+            base, _, rel = nid.partition("/")
+            fixed.append(make_entry(base, rel, p.title, "", "memory", tuple(p.existing)))
+    touched: set[str] | None = None  # the words whose scores moved last round; None: all
+    for _ in range(rounds):
+        made, made_by_id = [], {}
+        for nid, ks in kept.items():
+            p = candidates[nid]
+            base, _, rel = nid.partition("/")
+            made.append(make_entry(base, rel, p.title, p.purpose or "", "memory",
+                                   tuple(p.existing) + tuple(k.key for k in ks)))
+            made_by_id[nid] = made[-1]
+        cat = Catalogue(fixed + [e for e in made if e.keys])
+        changed, moved = False, set()
+        for nid, ks in kept.items():
+            entry = made_by_id.get(nid)
+            # After the first round only what a dropped key or note could move is asked again:
+            # a key sharing no word with them keeps its ranking (but for N's share of every
+            # idf). Asking all of them every round took 387 s over 7,258 pages.
+            if touched is not None and not (entry.vocabulary & touched) and not any(
+                    touched.intersection(terms(k.key)) for k in ks):
+                continue
+            alone = [k for k in ks if k.source == "chosen by a person" or _reaches(cat, k.key, nid)]
+            if alone and stats is not None:
+                word = _claims_a_common_word(cat, stats, nid, entry)
+                if word:
+                    claims[nid], alone = word, []
+            if len(alone) != len(ks):
+                dropped = [k for k in ks if k not in alone]
+                moved.update(t for k in dropped for t in terms(k.key))
+                if not alone:
+                    moved.update(entry.vocabulary)  # the whole entry leaves the catalogue
+                kept[nid], changed = alone, True
+        if not changed:
+            break
+        touched = moved
+    out = {}
+    for nid, p in candidates.items():
+        if not p.can_write:
+            out[nid] = p
+            continue
+        ks = _ranked(kept[nid])[:MAX_KEYS]
+        if ks:
+            out[nid] = replace(p, keys=tuple(ks))
+        elif nid in claims:
+            out[nid] = replace(p, keys=(), can_write=False, why_not=(
+                f"its name holds {claims[nid]!r}, a word in a tenth of the notes: labelled, it would be a "
+                f"confident answer to every question holding that word (write its keys by hand if that is right)"))
+        else:
+            out[nid] = replace(p, keys=(), can_write=False, why_not=NOTHING_DISTINCTIVE)
+    return out
+
+
+def _claims_a_common_word(cat, stats: FleetStats, nid: str, entry) -> str | None:
+    """A word of the note's title or file name that a tenth of the fleet's notes use, and that
+    alone, asked of the scorer, makes this note a hit: once labelled, the seed's title and file
+    name weights (3 + 3) would answer every question holding the word with this note
+    ("how do I query widgets by id" -> the note titled "Widgets")."""
+    if entry is None or stats.n <= 1:
+        return None
+    common = max(2, stats.n // 10)
+    for w in sorted(entry.title_words | entry.stem_words):
+        if stats.word_df[w] <= common:
+            continue
+        ranking = cat.score([[w]])
+        if ranking and ranking.entry_at(0).id == nid and ranking.score_at(0) >= floor_for(cat.n):
+            return w
+    return None
+
+
+def _reaches(cat, key: str, nid: str) -> bool:
+    """Whether `key`, asked alone, ranks note `nid` first and ahead of the next."""
+    ranking = cat.score([terms(key)])
+    if not ranking or ranking.entry_at(0).id != nid:
+        return False
+    return len(ranking) < 2 or ranking.score_at(1) < ranking.score_at(0)
+
+
+def _ranked(keys: list[ProposedKey]) -> list[ProposedKey]:
+    """The strongest sources first, each in the order the note gave them (the cap cuts examples)."""
+    return sorted(keys, key=lambda k: -SOURCE_RANK.get(k.source, 0))
+
+
+def propose_fleet(texts: dict[tuple[str, str], bytes], chosen: dict[str, list[str]] | None = None,
+                  entries: list = ()) -> dict[str, Proposal]:  # type: ignore[assignment]
+    """Every note's settled proposal, keyed base/path; `texts` maps (base, path) to bytes."""
+    decoded = {key: data.decode("utf-8", errors="replace").lstrip("\ufeff") for key, data in texts.items()}
+    stats = fleet_stats(decoded)
+    chosen = chosen or {}
+    cands, labelled = {}, list(entries)
+    for (base, rel), data in texts.items():
+        p = propose(rel, data, stats, chosen.get(f"{base}/{rel}", []))
+        if p is not None:
+            cands[f"{base}/{rel}"] = p
+            continue
+        note = parse_note(rel, decoded[(base, rel)])
+        if note.is_entry:  # a full label routes too: the proposals must reach past it
+            labelled.append(make_entry(base, rel, note.title, note.purpose, note.species, note.keys))
+    return settle(cands, labelled, stats=stats)
 
 
 def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:

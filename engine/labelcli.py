@@ -2,8 +2,11 @@
 
 Nothing is written unless `--write` is given. Before anything is written the effect is worked
 out on a private copy of the fleet with every proposal accepted: the gold questions (when a
-gold.tsv sits at the fleet root) graded before and after, the miss log's questions that would
-become hits, and every miss-log or gold question whose owner would change. Writing inserts
+gold.tsv sits at the fleet root) graded before and after; without one, the miss log's questions
+whose verdict changes, split into hits on a note the text leg did not put first (a claim nobody
+has checked) and hits where the two scorers agree, never counted as a success; and every
+miss-log or gold question whose owner would change. A logged question becomes a key only on
+the note a person picked for it (`--pick`, the labels and misses screens). Writing inserts
 the label under the title and changes no other byte; a note changed since it was read is
 refused, and an existing label is never replaced (`--merge` adds keys to it).
 """
@@ -13,14 +16,15 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .atomic import write_atomic
 from .errors import KbError
 from .evaluate import run_eval
 from .fleet import copy_notes, discover
-from .label import NOTHING_TO_PROPOSE, apply, digest, fleet_stats, propose
+from .label import NOTHING_TO_PROPOSE, FleetStats, apply, digest, propose, propose_fleet
 from .memory import Memory
 from .misses import misses_path, read_log
 from .mapfiles import is_map_file
@@ -28,6 +32,7 @@ from .render import json_line, printable
 from .notefiles import MAX_NOTE_BYTES, list_notes, open_note
 from .clean import is_valid_text
 from .cli import add_paths
+from .thin import THIN_ASK, distinct_terms
 
 GOLD_FILE = "gold.tsv"
 
@@ -41,6 +46,9 @@ def register(sub) -> None:
     lp.add_argument("--write", nargs="*", metavar="NOTE", default=None,
                     help="write the proposals (all of them, or only these notes: base/path or a file path)")
     lp.add_argument("--merge", action="store_true", help="add proposed keys to an existing (thin) label")
+    lp.add_argument("--pick", action="store_true",
+                    help="for each logged miss, show the notes ranked first and ask which one answers it; "
+                         "only a question you pick a note for becomes a key there")
     lp.add_argument("--no-effect", action="store_true", help="skip working out the effect (faster on a big fleet)")
     lp.add_argument("--json", action="store_true", help="one line of JSON")
     lp.set_defaults(func=cmd_label)
@@ -59,24 +67,36 @@ class NoteProposal:
 
 @dataclass
 class Effect:
+    """What accepting the proposals would change. Without a gold.tsv nobody has said which
+    note is right, so a verdict turned into a hit is never counted as a success: it is split
+    into the risky part (a hit on a note the text leg did not put first: a claim nobody has
+    checked) and the rest (a hit on the text leg's own first note: the two scorers agree)."""
+
     gold_before: dict | None = None
     gold_after: dict | None = None
     gold_problem: str | None = None  # a gold.tsv that cannot be graded: said, and the rest goes on
-    become_hits: list[dict] = field(default_factory=list)
+    hit_elsewhere: list[dict] = field(default_factory=list)  # now a hit where the text leg disagrees
+    hit_agreeing: list[dict] = field(default_factory=list)  # now a hit on the text leg's first note
+    other_changes: list[dict] = field(default_factory=list)  # any other verdict changed
     owner_changes: list[dict] = field(default_factory=list)
     misses_asked: int = 0
+    progress: object = None  # called with (done, total) while questions are asked (the labels screen)
 
     def to_json(self) -> dict:
         return {
             "gold_before": self.gold_before, "gold_after": self.gold_after, "gold_problem": self.gold_problem,
-            "misses_asked": self.misses_asked, "become_hits": self.become_hits,
+            "misses_asked": self.misses_asked,
+            "changed": {"hit_where_the_text_leg_disagrees": self.hit_elsewhere,
+                        "hit_where_the_text_leg_agrees": self.hit_agreeing, "other": self.other_changes},
             "owner_changes": self.owner_changes,
         }
 
 
-def collect(fleet, memory=None) -> list[NoteProposal]:
-    """Every proposal across the fleet's bases, the miss log's questions placed on the note
-    their text search lands on first."""
+def collect(fleet, memory=None, chosen: dict[str, list[str]] | None = None) -> list[NoteProposal]:
+    """Every proposal across the fleet's bases, settled against each other (engine/label.py).
+    `chosen` maps a note's id to the logged questions a person picked it for; the miss log
+    alone never places a question on a note (its text leg's first row is no person's choice).
+    `memory` is accepted for the callers that pass one; nothing here asks it."""
 
     files: dict[tuple[str, str], bytes] = {}
     for b in fleet.bases:
@@ -84,27 +104,20 @@ def collect(fleet, memory=None) -> list[NoteProposal]:
         for rel, st in found.items():
             if st.st_size > MAX_NOTE_BYTES:
                 continue  # the index skips it unread (and says so): a label there would answer nothing
+            if is_map_file(rel):
+                continue  # a map is a reading list for people; the catalogue never reads its label
             try:
                 with open_note(b.root / rel) as f:  # a FIFO put there since is skipped, not waited on
                     files[(b.name, rel)] = f.read(MAX_NOTE_BYTES + 1)
             except OSError:
                 continue  # kb index reports what cannot be read
-    texts = {(b, r): d.decode("utf-8", errors="replace").lstrip("\ufeff") for (b, r), d in files.items()}
-    stats = fleet_stats(texts)
-    landed: dict[str, list[str]] = {}
-    if memory is not None:
-        for q in _miss_questions(fleet):
-            a = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
-            if a.text:
-                landed.setdefault(a.text[0].id, []).append(q)
+    settled = propose_fleet(files, chosen)
+    del files
     roots = {b.name: b.root for b in fleet.bases}
     out = []
-    for (base, rel), data in sorted(files.items()):
-        if is_map_file(rel):
-            continue  # a map is a reading list for people; the catalogue never reads its label
-        p = propose(rel, data, stats, landed.get(f"{base}/{rel}", []))
-        if p is not None:
-            out.append(NoteProposal(base, roots[base], p))
+    for nid in sorted(settled):
+        base, _, _ = nid.partition("/")
+        out.append(NoteProposal(base, roots[base], settled[nid]))
     return out
 
 
@@ -116,11 +129,14 @@ def _miss_questions(fleet) -> list[str]:
         return []
 
 
-def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
+def effect(fleet, memory, proposals: list[NoteProposal], progress=None) -> Effect:
     """Ask the same questions of the fleet as it is and of a private copy with every proposal
-    written; nothing under the reader's folder changes."""
+    written; nothing under the reader's folder changes. `progress(stage, done, total)` is
+    called as the work goes (the labels screen shows it)."""
 
     eff = Effect()
+    say = progress or (lambda stage, done, total: None)
+    say("copying the notes", 0, 1)
     questions = _miss_questions(fleet)
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
@@ -144,9 +160,11 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
             except (OSError, ValueError):
                 continue
         paths = [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]
+        say("indexing the copy", 0, 1)
         after = Memory(paths)
         if gold.is_file():
             try:
+                say("grading gold.tsv", 0, 1)
                 eff.gold_before = _grade(memory, gold)
                 eff.gold_after = _grade(after, gold)
             except KbError as e:
@@ -158,12 +176,21 @@ def effect(fleet, memory, proposals: list[NoteProposal]) -> Effect:
                 if qb["owner"] != qa["owner"]:
                     eff.owner_changes.append({"question": qb["question"], "from": qb["owner"], "to": qa["owner"],
                                               "source": "gold"})
-        for q in questions:
+        for n, q in enumerate(questions):
+            say("asking the miss log's questions again", n, len(questions))
             b = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
             a = after.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
             eff.misses_asked += 1
-            if a.verdict == "hit" and b.verdict != "hit":
-                eff.become_hits.append({"question": q, "note": a.keyword_top, "owner": a.agent.name})
+            if a.verdict != b.verdict or a.keyword_top != b.keyword_top:
+                text_first = a.text[0].id if a.text else None
+                row = {"question": q, "note": a.keyword_top, "text_first": text_first,
+                       "before": b.verdict, "after": a.verdict}
+                if a.verdict != "hit":
+                    eff.other_changes.append(row)
+                elif a.keyword_top == text_first:
+                    eff.hit_agreeing.append(row)
+                else:
+                    eff.hit_elsewhere.append(row)
             ob = b.agent.name if b.gate.served else None
             oa = a.agent.name if a.gate.served else None
             if ob != oa:
@@ -184,15 +211,40 @@ def _grade(memory, gold: Path) -> dict:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What `--write` did: written note ids, notes skipped with nothing to write (not a fault:
+    a note with nothing distinctive says why), and one-line refusals (a fault: exit 1)."""
+
+    written: tuple[str, ...]
+    skipped: tuple[str, ...]
+    refused: tuple[str, ...]
+
+
 def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> tuple[list[str], list[str]]:
-    """Write the chosen proposals; returns (written ids, one-line refusals)."""
+    """Write the chosen proposals; returns (written ids, one-line refusals and skips)."""
+
+    w = write_all(proposals, wanted, merge=merge)
+    return list(w.written), list(w.skipped) + list(w.refused)
+
+
+def write_all(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> Written:
+    """Write the chosen proposals. With no note named, a note that has nothing to write (no
+    key reached it, no heading to write under) is skipped with its reason; a note named on
+    the command line that cannot be written is refused."""
 
     chosen = _choose(proposals, wanted)
-    written, refused = [], []
+    written, refused, skipped = [], [], []
     for np in chosen:
         p = np.proposal
         path = np.root / p.relpath
         where = f"{path}"
+        if not wanted and not p.can_write:
+            skipped.append(f"{where}: {p.why_not}")
+            continue
+        if not wanted and p.existing and not merge:
+            skipped.append(f"{where}: it has a label of {len(p.existing)} keys; --merge adds the proposed keys to it")
+            continue
         if path.is_symlink():
             refused.append(f"{where}: a symbolic link; label the file it points to instead")
             continue
@@ -220,7 +272,7 @@ def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> t
             refused.append(f"{where}: cannot write ({e.strerror})")
             continue
         written.append(np.id)
-    return written, refused
+    return Written(tuple(written), tuple(skipped), tuple(refused))
 
 
 def _named(path: str | os.PathLike[str]) -> str:
@@ -262,34 +314,107 @@ def _why_no_proposal(wanted: str) -> str:
             "these bases)")
 
 
+def pick(fleet, memory, questions: list[str], ask=input, say=print) -> dict[str, list[str]]:
+    """`kb label --pick`: for each logged question, the notes the fused list ranks first, and
+    the person types the number of the one that answers it (Enter: none). Only what a person
+    picked becomes a key; the miss log alone never attaches a question to a note."""
+
+    chosen: dict[str, list[str]] = {}
+    for n, q in enumerate(questions, start=1):
+        a = memory.ask(q, record_miss=False, with_passages=False, top=PICK_ROWS, classify=False)
+        rows = [r.id for r in a.results[:PICK_ROWS]]
+        if not rows:
+            continue
+        say(f"[{n}/{len(questions)}] {printable(q)}")
+        for i, rid in enumerate(rows, start=1):
+            say(f"   {i}. {printable(rid)}")
+        try:
+            answer = ask("   which note answers it? number, Enter for none: ").strip()
+        except EOFError:
+            break
+        if answer.isdigit() and 1 <= int(answer) <= len(rows):
+            chosen.setdefault(rows[int(answer) - 1], []).append(q)
+    return chosen
+
+
+PICK_ROWS = 5
+
+
+def attach_question(fleet, note_id: str, question: str) -> Written:
+    """A logged question written as a key on the note a person picked for it (the misses
+    screen's pick, `--pick`): that key alone, added to the note's label (or a new label under
+    its title), no other byte changed."""
+    base, _, rel = note_id.partition("/")
+    b = next((b for b in fleet.bases if b.name == base), None)
+    if b is None:
+        raise KbError(f"{note_id}: no such note in this fleet")
+    try:
+        with open_note(b.root / rel) as f:
+            data = f.read(MAX_NOTE_BYTES + 1)
+    except OSError as e:
+        raise KbError(f"{b.root / rel}: cannot read ({e.strerror})") from e
+    p = propose(rel, data, FleetStats(1, Counter()), [question])
+    mine = tuple(k for k in p.keys if k.source == "chosen by a person") if p else ()
+    if not mine:
+        return Written((), (), (f"{b.root / rel}: {question!r} is a key there already, or has no searchable word",))
+    p = replace(p, keys=mine, purpose=None)
+    return write_all([NoteProposal(base, b.root, p)], [], merge=True)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr)  # the dialogue on stderr: stdout stays the report (or its JSON)
+
+
+def _ask(prompt: str) -> str:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
+
+
 def cmd_label(args) -> int:
 
     fleet = discover(args.paths)
     memory = Memory(args.paths)
-    proposals = collect(fleet, memory)
+    chosen = pick(fleet, memory, _miss_questions(fleet), ask=_ask, say=_say) if args.pick else None
+    proposals = collect(fleet, memory, chosen)
     eff = None if args.no_effect or not proposals else effect(fleet, memory, proposals)
-    written: list[str] = []
-    refused: list[str] = []
+    done = Written((), (), ())
     if args.write is not None:
-        written, refused = write(proposals, args.write, merge=args.merge)
+        done = write_all(proposals, args.write, merge=args.merge)
     if args.json:
 
         print(json_line({
             "root": str(fleet.root),
             "proposals": [dict(np.proposal.to_json(), id=np.id) for np in proposals],
             "effect": eff.to_json() if eff else None,
-            "written": written,
-            "refused": refused,
+            "written": list(done.written),
+            "skipped": list(done.skipped),
+            "refused": list(done.refused),
+            "short_of_w06": _short(proposals, done.written),
         }))
     else:
-        print(render(proposals, eff, written, refused, wrote=args.write is not None))
-    for r in refused:
+        print(render(proposals, eff, list(done.written), list(done.refused), wrote=args.write is not None,
+                     skipped=list(done.skipped)))
+    for r in done.refused:
         print(f"kb: {printable(r)}", file=sys.stderr)  # a file name may hold a newline: one line each
-    return 1 if refused else 0
+    return 1 if done.refused else 0
+
+
+def _short(proposals: list[NoteProposal], written) -> list[str]:
+    """The written notes whose label now holds fewer distinct keys than W06 asks for."""
+    done = set(written)
+    return [np.id for np in proposals if np.id in done
+            and len(distinct_terms(tuple(np.proposal.existing) + tuple(k.key for k in np.proposal.keys))) < THIN_ASK]
+
+
+W06_ADVICE = ("a label kb label writes is a start: kb check's W06 asks for {ask} keys. Add the phrases somebody "
+              "types from inside the problem, written as questions, not as subjects (seed 000, \"Writing a label\")")
 
 
 def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str], refused: list[str],
-           *, wrote: bool) -> str:
+           *, wrote: bool, skipped: list[str] = ()) -> str:  # type: ignore[assignment]
 
     if not proposals:
         return "kb label: every note has a label of 12 distinct keys or more; nothing to propose"
@@ -323,13 +448,38 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
             lines.append(f"  {printable(eff.gold_problem)}: no graded before and after")
         else:
             lines.append(f"  no {GOLD_FILE} at the fleet root: no graded before and after")
-        lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {len(eff.become_hits)} become hits")
-        for h in eff.become_hits:
-            lines.append(f"    {printable(h['question'])}  -> hit on {printable(h['note'] or '')}")
+        if eff.gold_before is None:
+            lines.append("  without a gold.tsv nobody has said which note is right: a new hit below is a claim, not a success")
+        changed = len(eff.hit_elsewhere) + len(eff.hit_agreeing) + len(eff.other_changes)
+        lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {changed} verdict(s) changed")
+        lines.append(f"    {len(eff.hit_elsewhere)} now a hit on a note the text leg did not put first "
+                     "(a claim nobody has checked: read these first)")
+        for h in eff.hit_elsewhere:
+            lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')} "
+                         f"(text leg first: {printable(h['text_first'] or 'nothing')})")
+        lines.append(f"    {len(eff.hit_agreeing)} now a hit on the note the text leg put first (the two scorers agree)")
+        for h in eff.hit_agreeing:
+            lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')}")
+        if eff.other_changes:
+            lines.append(f"    {len(eff.other_changes)} other verdict change(s)")
+            for h in eff.other_changes:
+                lines.append(f"      {printable(h['question'])}: {h['before']} -> {h['after']} "
+                             f"{printable(h['note'] or '')}")
         for c in eff.owner_changes:
             lines.append(f"  owner changes ({c['source']}): {printable(c['question'])}: {c['from']} -> {c['to']}")
     if wrote:
-        lines += ["", f"wrote {len(written)} note(s)" + (f"; refused {len(refused)} (see below)" if refused else "")]
+        summary = f"wrote {len(written)} note(s)"
+        if skipped:
+            summary += f"; skipped {len(skipped)} with nothing to write (listed below, with why; not an error)"
+        if refused:
+            summary += f"; refused {len(refused)} (listed below, and on stderr)"
+        lines += ["", summary]
+        lines += [f"  skipped: {printable(x)}" for x in skipped]
+        lines += [f"  refused: {printable(x)}" for x in refused]
+        short = _short(proposals, written)
+        if short:
+            lines.append(f"{len(short)} of the {len(written)} label(s) written hold fewer than {THIN_ASK} keys: "
+                         + W06_ADVICE.format(ask=THIN_ASK))
     else:
         lines += ["", "nothing written: kb label PATH --write [NOTE ...] writes them (--merge adds to a thin label)"]
     return "\n".join(lines)

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from .clean import one_line
-from .messages import EffectShown, LabelWritten, ProposalsLoaded
+from .messages import EffectProgress, EffectShown, LabelWritten, ProposalsLoaded
 
 
 class LabelsScreen(Screen):
@@ -173,12 +173,24 @@ class LabelsScreen(Screen):
         from engine.labelcli import effect
 
         memory = self.app.memory
+
+        def progress(stage: str, done: int, total: int) -> None:
+            self.post_message(EffectProgress(np.id, stage, done, total))
+
         try:
-            eff = effect(memory.fleet, memory, [np])
+            eff = effect(memory.fleet, memory, [np], progress=progress)
         except OSError as e:
             self.post_message(EffectShown(np.id, kept, None, f"cannot work out the effect: {e.strerror or e}"))
             return
         self.post_message(EffectShown(np.id, kept, eff))
+
+    def on_effect_progress(self, message: EffectProgress) -> None:
+        np = self._current()
+        if np is None or np.id != message.note_id or self.shown_effect.get(np.id) == self._kept(np):
+            return
+        count = f" {message.done}/{message.total}" if message.total > 1 else ""
+        self.query_one("#labels-effect", Static).update(
+            self._line_text(np) + Text(f"\nworking out the effect: {message.stage}{count}...", style="bold"))
 
     def on_effect_shown(self, message: EffectShown) -> None:
         np = self._current()
@@ -194,8 +206,17 @@ class LabelsScreen(Screen):
             if eff.gold_before is not None:
                 b, a = eff.gold_before, eff.gold_after
                 t.append(f"gold: hit {b['hit']} -> {a['hit']}, on a right note {b['hit_right']} -> {a['hit_right']}\n")
-            t.append(f"miss log: {len(eff.become_hits)} of {eff.misses_asked} question(s) become hits\n")
-            for h in eff.become_hits[:5]:
+            else:
+                t.append("no gold.tsv: a new hit is a claim nobody has checked, not a success\n", style="dim")
+            t.append(f"miss log: {eff.misses_asked} question(s) asked again\n")
+            # The risky part first: hits on a note the text leg did not put first.
+            t.append(f"{len(eff.hit_elsewhere)} now a hit where the text leg disagrees (read these first)\n",
+                     style="bold" if eff.hit_elsewhere else "")
+            for h in eff.hit_elsewhere[:5]:
+                t.append(f"  {one_line(h['question'])} -> {one_line(h['note'] or '')} "
+                         f"(text leg: {one_line(h['text_first'] or 'nothing')})\n")
+            t.append(f"{len(eff.hit_agreeing)} now a hit where the text leg agrees\n")
+            for h in eff.hit_agreeing[:5]:
                 t.append(f"  {one_line(h['question'])} -> {one_line(h['note'] or '')}\n")
             for c in eff.owner_changes[:5]:
                 t.append(f"owner changes: {one_line(c['question'])}: {c['from']} -> {c['to']}\n")

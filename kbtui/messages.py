@@ -134,6 +134,17 @@ class EffectShown(Message):
 
 
 @dataclass
+class EffectProgress(Message):
+    """How far the effect of one note's keys has got: copying, indexing, asking (F8 on 616
+    notes showed nothing for 8 s)."""
+
+    note_id: str
+    stage: str
+    done: int = 0
+    total: int = 1
+
+
+@dataclass
 class LabelWritten(Message):
     note_id: str
     written: list[str] = field(default_factory=list)

@@ -1,6 +1,8 @@
 """The misses screen: kb-misses.txt read back, most asked first, each question re-asked of
 today's index (engine/missreview: what it gets now, the files it nearly reached, an alias
-line proved before anyone writes it). Enter asks a question again on the main screen."""
+line proved before anyone writes it). Enter asks a question again on the main screen; p shows
+the notes nearest a question and a number picks the one that answers it, which writes the
+question as a key there (the only way a logged question becomes a key: a person's choice)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ class MissesScreen(TableScreen):
     BINDINGS = [
         Binding("r", "reload", "Reload", id="misses.reload"),
         Binding("a", "apply_alias", "Apply alias", id="misses.apply"),
+        Binding("p", "pick", "Pick its note", id="misses.pick"),
+        *[Binding(str(n), f"pick_row({n})", show=False, id=f"misses.pick{n}") for n in range(1, 6)],
     ]
 
     def load(self) -> None:
@@ -159,9 +163,55 @@ class MissesScreen(TableScreen):
         else:
             self.detail.update(Text("that line is in kb-aliases.txt already", style="bold"))
 
+    # -- a person picks the note that answers a logged question (issue 26: never the text
+    # leg's first row on its own); the question becomes a key there, nothing else changes.
+
+    def action_pick(self) -> None:
+        row = self.query_one(DataTable).cursor_row
+        if not self.entries or row is None:
+            return
+        question = self.entries[row].entry.question
+        a = self.app.memory.ask(question, record_miss=False, with_passages=False, top=5, classify=False)
+        rows = [r.id for r in a.results[:5]]
+        self._picking = (question, rows)
+        t = Text()
+        t.append(one_line(question) + "\n", style="bold")
+        if not rows:
+            t.append("no note comes near it: nothing to pick", style="dim")
+        for n, rid in enumerate(rows, start=1):
+            t.append(f"  {n}. {name_line(rid)}\n")
+        if rows:
+            t.append("type the number of the note that answers it: the question becomes a key there", style="bold")
+        self.detail.update(t)
+
+    def action_pick_row(self, n: int) -> None:
+        picking = getattr(self, "_picking", None)
+        if not picking or not 1 <= n <= len(picking[1]):
+            return
+        self._picking = None
+        self._write_picked_key(picking[0], picking[1][n - 1])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="misses-pick", description="pick a note")
+    def _write_picked_key(self, question: str, note_id: str) -> None:
+        from engine.errors import KbError
+        from engine.labelcli import attach_question
+
+        try:
+            done = attach_question(self.app.memory.fleet, note_id, question)
+        except (KbError, OSError) as e:
+            self.app.call_from_thread(self.detail.update, Text(f"not written: {one_line(str(e))}", style="bold red"))
+            return
+        if done.written:
+            self.app.memory.refresh()  # the next question sees the new key
+        t = Text(f"wrote {one_line(question)!r} as a key of {one_line(note_id)}" if done.written
+                 else "not written: " + one_line("; ".join(done.refused + done.skipped)),
+                 style="bold" if done.written else "bold red")
+        self.app.call_from_thread(self.detail.update, t)
+
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         # The detail pane is repainted: an alias effect no longer on screen no longer arms `a`.
         self._alias_asked = self._alias_shown = None
+        self._picking = None
         if event.row_key is not None and self.entries:
             self.detail.update(self._detail(int(event.row_key.value)))
 

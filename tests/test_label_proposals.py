@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.label import fleet_stats, propose
+from engine.label import fleet_stats, propose, propose_fleet
 
 FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for i in range(12)]
 
@@ -16,10 +16,10 @@ FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for
 def proposals(notes: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
     texts = {("docs", f"filler{i}.md"): t for i, t in enumerate(FILLER)}
     texts.update({("docs", rel): t for rel, t in notes.items()})
-    stats = fleet_stats(texts)
+    settled = propose_fleet({key: t.encode() for key, t in texts.items()})
     out = {}
-    for rel, text in notes.items():
-        p = propose(rel, text.encode(), stats)
+    for rel in notes:
+        p = settled.get(f"docs/{rel}")
         out[rel] = [(k.key, k.source) for k in p.keys] if p else []
     return out
 
@@ -36,26 +36,6 @@ def test_a_word_another_note_is_named_for_is_left_to_that_note():
     assert "width" in keys_of(props, "width.md")
     assert "width" not in keys_of(props, "max_width.md")  # it would outbid width.md on "set the width"
     assert "max width" in keys_of(props, "max_width.md")
-
-
-def test_single_words_come_from_the_notes_names_not_from_prose_at_large():
-    props = proposals({
-        "padding.md": "# Padding\n\n#### Spacing inside\n\nSpace around the content, around it on each side. "
-                      "Spacing inside spacing.\n",
-    })
-    keys = keys_of(props, "padding.md")
-    assert "around" not in keys  # used twice in passing: names nothing
-    assert "spacing" in keys  # a word of a heading the note gives itself (level four: not a key itself)
-
-
-def test_a_phrase_goes_to_the_note_that_uses_it_densest():
-    long_talk = " ".join(f"remark{i} and the" for i in range(300))  # long prose, no phrase of its own
-    props = proposals({
-        "input.md": "# Input\n\nA key press arrives as an event. Each key press is queued.\n",
-        "blog.md": f"# Release notes\n\n{long_talk} A key press once, a key press twice.\n",
-    })
-    assert "key press" in keys_of(props, "input.md")
-    assert "key press" not in keys_of(props, "blog.md")
 
 
 def test_heading_markup_is_not_proposed_and_a_plural_name_is_offered_singular_too():
@@ -161,16 +141,6 @@ def test_plural_words_of_a_short_name_are_offered_singular_in_portuguese_too():
     assert not any(k.startswith("conversao dos tipo") for k in keys), keys
 
 
-def test_a_phrase_said_in_the_plural_counts_with_its_singular():
-    long_talk = " ".join(f"remark{i} and the" for i in range(40))
-    props = proposals({
-        "input.md": "# Input\n\nKey presses arrive as events. Key presses are queued. A key press is one.\n",
-        "blog.md": f"# Release notes\n\n{long_talk} A key press once, a key press twice.\n",
-    })
-    assert "key press" in keys_of(props, "input.md")  # three uses, two of them plural
-    assert "key press" not in keys_of(props, "blog.md")
-
-
 def test_a_footnote_reference_is_not_part_of_the_purpose():
     p = propose("start.md", b"# Start\n\nMkDocs is a generator for documentation.[^1] More.\n\n[^1]: A note.\n",
                 fleet_stats({("d", "start.md"): ""}))
@@ -195,18 +165,6 @@ def test_a_title_opening_with_a_gerund_is_offered_as_asked_too():
     })
     assert ("add dependency", "title") in props["dependencies.md"]  # "how do I add a dependency"
     assert ("testar dependencia", "title") in props["testing.md"]
-
-
-def test_a_names_variants_do_not_push_its_other_keys_out(monkeypatch):
-    import engine.label
-
-    monkeypatch.setattr(engine.label, "MAX_KEYS", 4)
-    body = "".join(f"## Gadget{i} zone\n\nGadget{i} zone, the gadget{i} zone.\n\n" for i in range(4))
-    keys = proposals({"parts.md": f"# Building widgets\n\nYou build a widget from parts.\n\n{body}"})["parts.md"]
-    # Four keys besides the variants ("building widget", "build widget"), which take none of
-    # their slots.
-    assert {("building widget", "title"), ("build widget", "title")} <= set(keys)
-    assert len(keys) == 4 + 2, keys
 
 
 def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():

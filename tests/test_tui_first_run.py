@@ -57,7 +57,19 @@ def test_first_run_snapshot(snap_compare, tmp_path):
     assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)
 
 
-def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path):
+def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp_path, monkeypatch):
+    # F8's x once showed nothing for 8 s on 616 notes: each stage of the effect is shown as it goes.
+    from kbtui.labels_screen import LabelsScreen
+
+    stages: list[str] = []
+    shown = LabelsScreen.on_effect_progress
+
+    def seen(self, message):
+        stages.append(message.stage)
+        shown(self, message)
+
+    monkeypatch.setattr(LabelsScreen, "on_effect_progress", seen)
+
     async def go():
         root = plain_folder(tmp_path)
         (root / "testing.md").write_text("# Testing\n\nHow to test an app with the pilot.\n\n## Snapshot tests\n\n"
@@ -82,6 +94,8 @@ def test_labels_screen_drops_a_key_shows_the_effect_and_writes_only_after_it(tmp
             await pilot.press("x")
             await settle(pilot)
             assert "miss log:" in screen_text(app)
+            assert "copying the notes" in stages and "indexing the copy" in stages, stages
+            assert "where the text leg disagrees" in screen_text(app)
             await pilot.press("w")
             await settle(pilot)
             new = (root / "testing.md").read_bytes()
@@ -158,4 +172,36 @@ def test_misses_screen_writes_an_alias_only_while_its_effect_is_on_screen(tmp_pa
             await pilot.press("a")  # now it is on screen: written
             await settle(pilot)
             assert aliases.read_bytes() != before and "wrote" in screen_text(app)
+    asyncio.run(go())
+
+
+def test_misses_screen_writes_a_logged_question_as_a_key_only_on_the_note_a_person_picks(tmp_path):
+    from conftest import copy_demo
+
+    from engine.notes import parse_note
+
+    async def go():
+        fleet = copy_demo(tmp_path / "demo")
+        (fleet / "kb-misses.txt").write_text(
+            "# kb-misses.txt\n3\t2026-08-30\t2026-09-01\thow do I roll back a release\n    looked like: (nothing)\n")
+        before = {p: p.read_bytes() for p in fleet.rglob("*.md")}
+        app = make_app(fleet)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press("f4")
+            await settle(pilot)
+            await pilot.press("p")
+            await settle(pilot)
+            question, rows = app.screen._picking
+            assert len(rows) >= 2 and "type the number of the note" in screen_text(app)
+            assert {p: p.read_bytes() for p in fleet.rglob("*.md")} == before  # shown, nothing written
+            await pilot.press("2")  # the person picks the second row, not the text leg's first
+            await settle(pilot)
+            assert "as a key of" in screen_text(app)
+        base, _, rel = rows[1].partition("/")
+        picked = next(p for p in fleet.rglob("*.md") if p.relative_to(fleet).as_posix().endswith(f"{base}/{rel}")
+                      or p.relative_to(fleet).as_posix() == rel)
+        assert "roll back release" in parse_note(rel, picked.read_text()).keys
+        changed = [p for p in before if p.read_bytes() != before[p]]
+        assert changed == [picked]
     asyncio.run(go())

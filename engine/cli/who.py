@@ -11,7 +11,7 @@ from pathlib import Path
 from ..clean import shown
 from ..covered import OPTION, OPTION_HELP
 from ..errors import KbError
-from ..fleet import is_base
+from ..fleet import discover, is_base
 from ..memory import Memory
 from ..remember import render
 from ..render import json_line, printable
@@ -58,7 +58,6 @@ def add_allow(subparsers) -> None:
 def cmd_allow(args) -> int:
     # Reads fleet.txt and the roster only: allowing a command is no reason to index the notes.
     from ..classifier import allow
-    from ..fleet import discover
     from ..roster import roster_of
 
     roster = roster_of(discover([args.path]))
