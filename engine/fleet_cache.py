@@ -53,8 +53,8 @@ def writable_folder(path: str) -> bool:
 
 def fleet_stamp(parts: Iterable[tuple[str, str, tuple | None]]) -> str:
     """A digest of each base's name, cache file and opening key (its index file's state): what
-    a base holds is a function of its index, so equal stamps mean equal contents. repr, not
-    marshal: marshal's bytes for equal values can differ (its back-references)."""
+    a base holds is a function of its index, so equal stamps mean equal contents. repr: one
+    spelling of a value, whatever the encoder."""
     return blake2b(repr(list(parts)).encode(), digest_size=16).hexdigest()
 
 
