@@ -10,7 +10,7 @@ then waits for the importing thread to let go of it.
 Safe by construction:
 - forked only from `kb`'s own entry (engine/cli.main with no argv), before any thread exists:
   a process with threads is never forked (its locks could be held by a thread the child lacks);
-- the child writes each result to a pipe as one frame (a length, then marshal) as soon as it
+- the child writes each result to a pipe as one frame (a length, then a value) as soon as it
   has it, and leaves by os._exit (no atexit, no buffers flushed twice); a parent gone makes
   its write fail, so it ends: never hung, and reparented to init, never a zombie for long.
   The parent reaps it as soon as it has read the last key it was told of (or the pipe's end),
@@ -22,11 +22,10 @@ Safe by construction:
 from __future__ import annotations
 
 import atexit
-import marshal
 import os
 from typing import Callable, Iterator
 
-from .childpipe import fork_sending, may_fork, runnable_now, usable_cores, whole_frames
+from .childpipe import fork_sending, loads, may_fork, runnable_now, usable_cores, whole_frames
 
 # The running child: (pid, the pipe's read end), until it has sent everything or failed.
 _child: tuple[int, int] | None = None
@@ -49,7 +48,7 @@ def wanted() -> bool:
 
 
 def start(work: Callable[[], Iterator[tuple[str, object]]], last_key: str | None = None) -> bool:
-    """Run `work()` in a forked child: each (key, value) it yields (a str, and a value marshal
+    """Run `work()` in a forked child: each (key, value) it yields (a str, and a value childpipe
     can write) is sent as soon as it is made, for take(key) to read. `last_key`, when work
     yields no key after it, lets the child be reaped once that key is read. False when not
     started."""
@@ -119,7 +118,7 @@ def _read_more() -> None:
 def _whole_frames() -> None:
     for frame in whole_frames(_pending):
         try:
-            item = marshal.loads(frame)
+            item = loads(frame)
         except (EOFError, ValueError, TypeError):
             item = None
         if type(item) is tuple and len(item) == 2 and type(item[0]) is str:

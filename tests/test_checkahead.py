@@ -7,7 +7,7 @@ threads, and a process with threads is never forked."""
 
 from __future__ import annotations
 
-import marshal
+from engine.sealedfile import encode
 import os
 import subprocess
 import sys
@@ -32,13 +32,14 @@ def _python(script: str, *args: str) -> subprocess.CompletedProcess:
 # The plan run by the child, and unchanged() answered from its verdict: the plan run in this
 # process would raise.
 AHEAD = """
-import marshal, sys
+import sys
 from engine import listing_cache
+from engine.sealedfile import decode
 assert listing_cache.check_ahead(["route", "a question", sys.argv[1], "--json"]), "no second process"
 def in_this_process(plan):
     raise AssertionError("the plan ran in this process")
 listing_cache.plan_holds = in_this_process
-stamp = marshal.loads(bytes.fromhex(sys.argv[2]))
+stamp = decode(bytes.fromhex(sys.argv[2]))
 print(listing_cache.unchanged(sys.argv[1], stamp))
 listing_cache.plan_holds = lambda plan: "in process"
 assert listing_cache.unchanged(sys.argv[1], stamp) in ("in process", False)  # a verdict serves one check
@@ -46,7 +47,7 @@ assert listing_cache.unchanged(sys.argv[1], stamp) in ("in process", False)  # a
 
 
 def _ahead(base: Path, stamp: tuple) -> str:
-    r = _python(AHEAD, str(base), marshal.dumps(stamp).hex())
+    r = _python(AHEAD, str(base), encode(stamp).hex())
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
