@@ -63,13 +63,11 @@ def _read_or_make(path: Path) -> bytes:
                 f.write(os.urandom(KEY_BYTES))
                 f.flush()
                 os.fsync(f.fileno())
-            if os.path.lexists(path):  # a key of another length, or not a file: replaced
-                os.replace(tmp, path)
-            else:
-                try:
-                    os.link(tmp, path)  # fails if another process made one meanwhile: that one is kept
-                except FileExistsError:
-                    pass
+            try:
+                os.link(tmp, path)  # whole or not at all; another first process's key, if linked first, is kept
+            except FileExistsError:
+                if _read_key(path) is None:  # a key of another length (never one half made): replaced
+                    os.replace(tmp, path)
         finally:
             try:
                 os.unlink(tmp)
