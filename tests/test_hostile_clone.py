@@ -105,7 +105,11 @@ def test_a_crafted_cache_head_is_rebuilt_not_decoded(fleets, head):
         for p in _caches(fleet):
             kinds.setdefault(p.name, p)  # one file of each kind (the 40 bases' openings alike)
         for name, path in kinds.items():
+            # Every verb meets the crashing head; the huge one (a matter of the decoder, not
+            # of the verb) the routes only (a hit, a small base's hit, a refusal's spelling).
             for args, stdin in _commands(fleet):
+                if head is HUGE_HEAD and args[0] != "route":
+                    continue
                 _plant(path, head)
                 # A memory limit: the huge head must not be allocated (else MemoryError).
                 r = subprocess.run(
