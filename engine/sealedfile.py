@@ -27,6 +27,7 @@ answers from what the cache was made from, and replaces the file.
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import os
 import stat
@@ -66,8 +67,6 @@ def seal(magic: bytes, payload: object, regions: Sequence[bytes] = ()) -> bytes:
 
 
 def _mac(magic: bytes, length: bytes, head: bytes) -> bytes:
-    import hmac  # OpenSSL's import (~2.5 ms) only for a process that reads or writes a cache
-
     return hmac.digest(secret(), magic + length + head, "sha256")
 
 
@@ -83,12 +82,6 @@ def source_digest(files: list[str | None]) -> str:
         except (OSError, TypeError):
             digest.update(os.urandom(8))
     return digest.hexdigest()
-
-
-def _same(a: bytes, b: bytes) -> bool:
-    import hmac
-
-    return hmac.compare_digest(a, b)
 
 
 def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[Region]] | None:
@@ -114,7 +107,7 @@ def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[R
         if lead + n > st.st_size:
             return None  # truncated
         head = raw[lead:lead + n] if len(raw) >= lead + n else _read_at(fd, n, lead)
-        if len(head) != n or not _same(_mac(magic, length, head), mac):
+        if len(head) != n or not hmac.compare_digest(_mac(magic, length, head), mac):
             return None  # truncated, damaged, or not written by kb on this machine: never decoded
         try:
             got = decode(head, path)
