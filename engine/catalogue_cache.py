@@ -8,7 +8,7 @@ only what its question needs:
 
 - the stale check's data (each note's stat as indexed, the skipped notes, when the index
   was last brought up to date), so deciding "nothing changed" opens no connection;
-- each note's record and each entry's catalogue row, one small marshal blob apiece,
+- each note's record and each entry's catalogue row, one small blob apiece,
   decoded when a row is shown rather than all at open;
 - the catalogue's inverted index word by word (postings and phrases), decoded for the
   question's words only (`FleetCatalogue`);
@@ -25,9 +25,9 @@ than the clock's granularity: a cache is written only when both files are at lea
 old, so a write landing in the same clock tick as the read cannot hide behind an equal
 stat. Every load compares the key again; a mismatch rebuilds from the index (one snapshot).
 
-Safe to read. The file is marshal of plain tuples, dicts, strings and bytes: marshal
-builds values, it runs nothing (pickle would call whatever the file names, and a fleet is
-a folder others can write in). A file that is truncated, damaged, of another format or
+Safe to read. The file is signed with this machine's key and read only when the signature
+holds (a clone's `.kb` is not kb's), and its values are in kb's own length-checked layout
+(engine/sealedfile.py), not marshal or pickle. A file that is truncated, damaged, of another format or
 version, or not a regular file is treated as absent and rebuilt. Its rows stay in the file
 until a question reads them, each checked by its own CRC-32 first (engine/sealedfile.py); a
 damaged one is never decoded: the opening is read again from the index (the same state
@@ -41,7 +41,6 @@ answer is the same, only slower.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import re
 import sys
@@ -61,7 +60,7 @@ from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within,
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
 from dataclasses import dataclass, fields as record_fields, replace
 from .sealedfile import (
-    Blobs, Damaged, Keyed, Region, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
+    Blobs, Damaged, Keyed, Region, encode, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
     source_digest,
 )
 from .catalogue import Catalogue, Entry, make_entry
@@ -76,7 +75,7 @@ from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
-FORMAT = 7  # 7: regions read when asked for, each blob checked by its own CRC (engine/sealedfile.py)
+FORMAT = 8  # 7: regions read when asked for, each blob checked by its own CRC; 8: signed, kb's own value layout (engine/sealedfile.py)
 # A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
 # at most): over 2,000 small bases most hold none of a question's words, and skipping them
 # is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
@@ -94,7 +93,7 @@ class Opening:
     skipped_stats: dict[str, str]  # path -> "mtime_ns:size" of notes skipped for their bytes
     said: tuple[str, ...]  # the skipped lines the last update stored
     indexed_at_ns: int | None
-    # Read from the index these hold the values; loaded from the cache, each value's marshal
+    # Read from the index these hold the values; loaded from the cache, each value's
     # blob, decoded when first read (_decoded).
     records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (Keyed when cached)
     entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (Blobs)
@@ -345,10 +344,10 @@ def _store(index: TextIndex, op: Opening) -> None:
     records, words = keyed(op.records), keyed(op.words)
     if records is None or words is None:
         return
-    *entries, entry_blobs = ends_and_blobs(marshal.dumps(entry) for entry in op.entries)  # (path, fields) each
+    *entries, entry_blobs = ends_and_blobs(encode(entry) for entry in op.entries)  # (path, fields) each
     payload = (FORMAT, op.key, op.skipped_stats, op.said, op.indexed_at_ns, records[0], tuple(entries),
                words[0], op.unreachable, op.chunks, op.vocabulary)
-    regions = [marshal.dumps(op.known), records[1], entry_blobs, words[1], marshal.dumps(op.columns)]
+    regions = [encode(op.known), records[1], entry_blobs, words[1], encode(op.columns)]
     keep(cache_path(index), seal(MAGIC, payload, regions))  # not kept: the same answer, only slower
 
 
@@ -429,7 +428,7 @@ class _Reread:
 
 FLEET_CACHE_NAME = "fleet-opening.cache"
 FLEET_MAGIC = b"kb-fleet-opening-cache\n"
-FLEET_FORMAT = 1
+FLEET_FORMAT = 2  # 2: signed, kb's own value layout (engine/sealedfile.py)
 FLEET_MAX_BYTES = 1 << 30  # every base's opening: a larger file is not ours
 # Each index of a fleet that keeps its openings in one file -> that file (fleet_openings).
 _pack_of: "weakref.WeakKeyDictionary[TextIndex, FleetOpenings]" = weakref.WeakKeyDictionary()

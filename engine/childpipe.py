@@ -1,30 +1,40 @@
 """The pipe a second process answers its parent on: frames (a length, then that many bytes of
-marshal), read without waiting, and a fork of this process that writes them. Shared by the
-fresh interpreters of engine/helperprocess.py and the fork of engine/missworker.py."""
+kb's own value layout, engine/sealedfile.encode), read without waiting, and a fork of this
+process that writes them. Shared by the fresh interpreters of engine/helperprocess.py and the
+fork of engine/missworker.py."""
 
 from __future__ import annotations
 
 import _thread
-import marshal
 import os
 import struct
 import sys
 from typing import Callable, Iterable
 
-# What a child sends on its stdout: frames, each a length then that many bytes of marshal.
+from .sealedfile import Damaged, encode as dumps, decode
+
+# What a child sends on its stdout: frames, each a length then that many bytes of a value.
 FRAME = struct.Struct("<I")
 
 
+def loads(raw: bytes):
+    """The value of a frame (or of the work a parent wrote); ValueError for bytes not one."""
+    try:
+        return decode(raw, "a second process's pipe")
+    except Damaged as e:
+        raise ValueError(str(e)) from None
+
+
 def frame_of(obj) -> bytes:
-    """`obj` as one frame: its marshal bytes' length, then those bytes."""
-    frame = marshal.dumps(obj)
+    """`obj` as one frame: its bytes' length, then those bytes."""
+    frame = dumps(obj)
     return FRAME.pack(len(frame)) + frame
 
 
 def send_frame(out, obj) -> None:
     """Write `obj` to the binary stream `out` as one frame, its length then its bytes (the
     caller flushes)."""
-    frame = marshal.dumps(obj)
+    frame = dumps(obj)
     out.write(FRAME.pack(len(frame)))
     out.write(frame)
 

@@ -16,15 +16,14 @@ written keeps none: each small base is walked, as before.
 
 from __future__ import annotations
 
-import marshal
 import threading
 
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
-from .sealedfile import open_shaped, seal
+from .sealedfile import Damaged, decode, encode, open_shaped, seal
 
 FLEET_PLANS_NAME = "fleet-plans.cache"
 MAGIC = b"kb-fleet-plans\n"
-FORMAT = 1
+FORMAT = 2  # 2: signed, kb's own value layout (engine/sealedfile.py)
 MAX_BYTES = 256 << 20  # names and numbers of small bases: a larger file is not ours
 
 # A base's root -> the plans of the fleet it belongs to (for_fleet).
@@ -53,7 +52,7 @@ class FleetPlans:
     def __init__(self, path: str, base_roots: list[str]):
         self.path = path
         self._bases = frozenset(base_roots)
-        # base root -> its plan's marshal, as the file holds them: each decoded when its base is
+        # base root -> its plan's bytes, as the file holds them: each decoded when its base is
         # checked and then dropped (2,000 plans decoded at once were ~2 MiB held for nothing)
         self._file: dict[str, bytes] | None = None
         self._added: dict[str, bytes] = {}  # plans made this process, not in the file yet
@@ -67,9 +66,9 @@ class FleetPlans:
                 self._file = _read(self.path)
             blob = self._file.get(base_root)
         try:
-            return marshal.loads(blob) if type(blob) is bytes else None
-        except (EOFError, ValueError, TypeError):
-            return None  # not of our making (the head's CRC held): the base is checked in full
+            return decode(blob, self.path) if type(blob) is bytes else None
+        except Damaged:
+            return None  # not of our making: the base is checked in full
 
     def failed(self, base_root: str) -> None:
         """This base's plan did not hold (or was of another index state): not kept again."""
@@ -79,7 +78,7 @@ class FleetPlans:
     def add(self, base_root: str, plan: tuple) -> None:
         """A plan made by a check that found nothing changed, kept at the next keep()."""
         with self._lock:
-            self._added[base_root] = marshal.dumps(plan)
+            self._added[base_root] = encode(plan)
             self._failed.discard(base_root)
 
     def keep(self) -> None:

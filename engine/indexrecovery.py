@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .indexpool import resource  # the descriptor limit, where the platform has one
-from .indexschema import SCHEMA_VERSION
+from .indexschema import SCHEMA_VERSION, check_ours, harden
 from .indexupdate import stems_differ
 from .nofollow import open_lock, refuse_links
 
@@ -88,6 +88,7 @@ def copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
             return False
         src = sqlite3.connect(path.resolve().as_uri() + "?immutable=1", uri=True)
         try:
+            harden(src)
             if not is_sound(src):  # another stemmer's stems too: copied, no question would meet them
                 return False
             src.backup(mem)
@@ -100,10 +101,11 @@ def copy_readable(path: Path, mem: sqlite3.Connection) -> bool:
 
 def is_sound(con: sqlite3.Connection) -> bool:
     """Whether `con` holds an index this kb reads: its schema version, its tables readable,
-    stemmed as this process stems."""
+    stemmed as this process stems, and written by kb on this machine (check_ours, first)."""
     try:
         if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return False
+        check_ours(con)
         con.execute("SELECT count(*) FROM files").fetchone()
         con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
         return not stems_differ(con)

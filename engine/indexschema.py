@@ -11,7 +11,11 @@ chunk per file is a GROUP BY over an integer the FTS5 index already holds, with 
 
 from __future__ import annotations
 
+import hmac
+import os
 import sqlite3
+
+from .userstate import secret
 
 
 SCHEMA_VERSION = 13  # 4: the indexed columns hold Snowball stems (engine/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept); 7: stopwords left out of them; 8: YAML front matter is not prose, an underlined (setext) line is a heading (engine/notes.py); 9: every window a full one (engine/chunking.py); 10: a note opening with a `---` rule is no longer titled by its last line (engine/notes.py); 11: a quoted front matter title is decoded as YAML reads it (engine/yamlscalar.py); 12: a plain one ends at a YAML comment; 13: a heading after prose is a section, not the title of a note with no level-one heading (engine/notes.py)
@@ -54,6 +58,68 @@ PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 
+# -- what kb trusts (docs/decisions.md, "What kb trusts") ------------------------------------
+
+PROOF_KEY = "written_here"  # meta: this machine's keyed digest of the file's identity
+
+
+class NotOurs(sqlite3.DatabaseError):
+    """An index.db kb did not write on this machine (another schema, no proof or a wrong one):
+    replaced as damage is, never queried."""
+
+
+def harden(con: sqlite3.Connection) -> None:
+    """SQLite's defensive options on a connection to a file that may be hostile: no function
+    or virtual table a schema names runs in its views or triggers, and (Python 3.12+) no
+    writable schema or shadow-table writes by SQL."""
+    con.execute("PRAGMA trusted_schema = OFF")
+    flag = getattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE", None)
+    if flag is not None and hasattr(con, "setconfig"):
+        con.setconfig(flag, True)
+
+
+_expected: frozenset | None = None
+
+
+def expected_master() -> frozenset:
+    """sqlite_master's rows (type, name, table, SQL) of an index this kb makes, from a schema
+    made in memory once a process: the one layout a file must have before a query reads it."""
+    global _expected
+    if _expected is None:
+        mem = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            create_schema(mem)
+            _expected = frozenset(mem.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+        finally:
+            mem.close()
+    return _expected
+
+
+def _proof(con: sqlite3.Connection) -> str | None:
+    """This machine's digest of the file `con` opened: its device and inode, keyed with the
+    person's secret. A file a clone or a copy brought here is a new inode, so no proof kb wrote
+    holds for it; None for an index in memory (never on disk, never to be trusted later)."""
+    row = next((r for r in con.execute("PRAGMA database_list") if r[1] == "main"), None)
+    if row is None or not row[2]:
+        return None
+    st = os.stat(row[2])
+    return hmac.digest(secret(), f"kb-index.db\0{st.st_dev}:{st.st_ino}".encode(), "sha256").hex()
+
+
+def check_ours(con: sqlite3.Connection) -> None:
+    """Raise NotOurs unless `con`'s file is an index kb wrote on this machine: its schema
+    exactly kb's (read from sqlite_master, which runs nothing the file defines), then its proof.
+    Called before any query of the file's tables."""
+    if frozenset(con.execute("SELECT type, name, tbl_name, sql FROM sqlite_master")) != expected_master():
+        raise NotOurs("not an index kb wrote (its schema is not kb's)")
+    proof = _proof(con)
+    if proof is None:
+        return
+    found = con.execute("SELECT value FROM meta WHERE key = ?", (PROOF_KEY,)).fetchone()
+    if found is None or type(found[0]) is not str or not hmac.compare_digest(found[0], proof):
+        raise NotOurs("not an index kb wrote on this machine")
+
+
 def meta_get(con: sqlite3.Connection, key: str) -> str | None:
     row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
@@ -88,6 +154,9 @@ def create_schema(con: sqlite3.Connection) -> None:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     con.execute(statement)
+            proof = _proof(con)
+            if proof is not None:  # in the same transaction: no process sees the file without it
+                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (PROOF_KEY, proof))
         con.execute("COMMIT")
     except BaseException:
         if con.in_transaction:  # a failed COMMIT (a full disk) has rolled back already

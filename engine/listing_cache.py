@@ -26,7 +26,7 @@ keeps none: walking it costs what reading a kept listing would. In a fleet of ma
 walk's listing is held in memory only, for the check's plan, which the fleet keeps for all its
 small bases in one file (engine/fleet_plans.py).
 
-Safe to read as the opening cache is (engine/catalogue_cache.py): marshal of plain values, a
+Safe to read as the opening cache is (engine/catalogue_cache.py): kb's own value layout, signed, a
 magic line and CRC-32s (engine/sealedfile.py), opened O_NOFOLLOW, written atomically with no
 link followed; a file that is damaged, foreign or of another format is ignored and replaced,
 and a listing that cannot be written is not kept (the stale check walks, as it always did).
@@ -36,7 +36,6 @@ plan does not decide.
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 import time
@@ -45,7 +44,7 @@ from pathlib import Path
 
 from . import fleet_plans
 from .atomic import write_atomic
-from .sealedfile import Damaged, open_shaped, seal
+from .sealedfile import Damaged, encode, open_shaped, seal
 from .clean import is_valid_text, shown
 from .nofollow import refuse_links
 from .mapfiles import is_map_file
@@ -53,7 +52,7 @@ from .notefiles import LISTING_FAILED, RACY_NS, list_notes
 
 CACHE_NAME = "listing.cache"
 MAGIC = b"kb-listing-cache\n"
-FORMAT = 2  # 2: the check's plan in the head, the folders in a region (engine/sealedfile.py)
+FORMAT = 3  # 3: signed, kb's own value layout; 2: the check's plan in the head, the folders in a region (engine/sealedfile.py)
 MAX_BYTES = 64 << 20  # a listing is names and numbers: a larger file is not ours
 # A base of fewer notes (as its index knows them) is walked every time and keeps no listing:
 # trying to read one costs about what walking a few folders does (measured over 2,000 bases
@@ -217,7 +216,7 @@ def _store(root: str, path: str, folders: list, plan: tuple | None = None) -> bo
         if not os.path.isdir(os.path.join(root, ".kb")):
             return False  # no index here yet: nothing is created beside the notes for a listing
         refuse_links(path, below=root)  # `.kb` or the listing itself a planted link
-        write_atomic(path, seal(MAGIC, (FORMAT, plan), [marshal.dumps(tuple(folders))]))
+        write_atomic(path, seal(MAGIC, (FORMAT, plan), [encode(tuple(folders))]))
     except OSError:
         return False  # a read-only fleet, a full disk, a link: the next check walks, as before
     return True

@@ -5,7 +5,7 @@
 Each entry's review is Python from end to end (the keyword ranking, the text leg, the
 proposal), so a thread cannot share it; a second interpreter can. The parent reviews the
 log's first half; the child, `python -m engine.missworker`, opens the same fleet, reviews the
-second half in order and sends each review back as it is made (a length and a marshal frame
+second half in order and sends each review back as it is made (a length and a value frame
 on its stdout). Once its own half is done, the parent reviews the second half from its end,
 reading what the child has sent between entries, until the two meet: a child slowed by the
 machine's load, or still starting, costs only the share it did not do.
@@ -26,7 +26,6 @@ is started as before.
 
 from __future__ import annotations
 
-import marshal
 import os
 import select
 import signal
@@ -235,7 +234,7 @@ class _Child:
             self._proc = helperprocess.start(command())
             self._fd = self._proc.stdout.fileno()
             os.set_blocking(self._fd, False)
-            work = marshal.dumps((list(paths), questions, near, resident))
+            work = childpipe.dumps((list(paths), questions, near, resident))
         except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
             self.close()
             return
@@ -296,7 +295,7 @@ class _Child:
         out = []
         for frame in childpipe.whole_frames(self._buffer):
             try:
-                wire = marshal.loads(frame)
+                wire = childpipe.loads(frame)
             except (ValueError, EOFError, TypeError):
                 wire = None
             if not self._checked:
@@ -350,7 +349,7 @@ def _write_and_close(pipe, data: bytes) -> None:
 def _serve() -> None:
     """The child: open the fleet as it stands (never updating it), send its state, then each
     question's review as it is made."""
-    paths, questions, near, resident = marshal.loads(sys.stdin.buffer.read())
+    paths, questions, near, resident = childpipe.loads(sys.stdin.buffer.read())
     memory = Memory(paths, update=False)
     if resident:
         memory.hold_text_in_memory()

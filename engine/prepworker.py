@@ -9,7 +9,7 @@ core to spare, it prepares the notes ahead while this one writes them (and prepa
 share of them itself, `prepared_here`).
 
 The parent sends the child's notes to prepare (path, stat, hash held) on its stdin; the
-child sends back each note's `to_wire` tuple in the same order, as a length and a marshal
+child sends back each note's `to_wire` tuple in the same order, as a length and a value
 frame on its stdout. Whatever goes wrong with the child (it cannot start, dies, sends a
 frame that does not read, or fails on a note) costs only speed: the parent prepares that
 note and every later one itself, with `prepare`, which then fails where it would have.
@@ -17,7 +17,6 @@ note and every later one itself, with `prepare`, which then fails where it would
 
 from __future__ import annotations
 
-import marshal
 import os
 import subprocess
 import sys
@@ -60,7 +59,7 @@ class PrepWorker:
             self._proc = helperprocess.start(command())
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
             work = (str(root), theirs)
-            self._proc.stdin.write(marshal.dumps(work))
+            self._proc.stdin.write(childpipe.dumps(work))
             self._proc.stdin.close()
         except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
             self.close()
@@ -85,7 +84,7 @@ class PrepWorker:
             return None
         try:
             body = childpipe.read_frame(self._proc.stdout)
-            wire = marshal.loads(body) if body is not None else None
+            wire = childpipe.loads(body) if body is not None else None
         except (OSError, ValueError, EOFError, TypeError):
             return None
         return wire if isinstance(wire, tuple) and len(wire) == 4 else None
@@ -98,7 +97,7 @@ class PrepWorker:
 
 def _serve() -> None:
     """The child: read the work from stdin, send each note's preparation as it is made."""
-    root, notes = marshal.loads(sys.stdin.buffer.read())
+    root, notes = childpipe.loads(sys.stdin.buffer.read())
     out = sys.stdout.buffer
     for rel, fields, old in notes:
         try:

@@ -1,28 +1,34 @@
 """The file format of kb's own caches (the opening cache, the kept listing, the spellings):
 a magic line naming the cache, a head, and regions of bytes read only when asked for.
 
-    magic line | CRC-32 of the head (4) | the head's length (8) | head | region 0 | region 1 | ...
+    magic line | HMAC-SHA256 of the rest of the head (32) | the head's length (8) | head | region 0 | ...
 
-The head is a `marshal` of plain data and the regions' lengths and CRC-32s; it is read and
-checked whole at load. A region holds what a reader looks up a few of (each note's record,
-each word's postings) or decodes only on a path a question seldom takes. A region is not
-read at load: its bytes are read when asked for (`os.pread` on the file kept open, so a file
-replaced meanwhile is still the one whose head was read), and checked before they are used,
-a whole region against its CRC, one blob of a `Keyed` or `Blobs` against its own. A fresh
-`kb route` at 60,000 chunks read and checked ~10 MB of caches to use a few hundred KB.
+Trusted only when kb wrote it on this machine (docs/decisions.md, "What kb trusts"): the
+digest is keyed with the person's secret (engine/userstate.secret) and checked before a single
+byte of the head is decoded, so a file a cloned repository carries (made elsewhere, or by
+hand) is absent to kb, and rebuilt. The head holds the regions' lengths and CRC-32s, so the
+regions inherit its authenticity: a region is checked against its CRC when it is read.
 
-marshal, not pickle: the file sits in `.kb` beside the notes, where anyone who can write the
-fleet can write it too, and unmarshalling plain values runs no code. A file that is absent,
-not a regular file, larger than its reader allows, of another cache, truncated or with a
-damaged head reads as None: the cache is then simply absent and rebuilt, never an error.
-Damage in a region is found when its bytes are read and raises `Damaged` before they are
-used; the reader then answers from what the cache was made from, and replaces the file.
+The values are in kb's own layout (`encode` / `decode`), not marshal or pickle: a reader that
+checks every length against the bytes left before it uses it, so hostile bytes (which the
+digest already refuses) could not crash it, hang it or make it allocate more than a few
+times the file's size either. A region holds what a reader looks up a few of (each note's
+record, each word's postings) or decodes only on a path a question seldom takes. A region is
+not read at load: its bytes are read when asked for (`os.pread` on the file kept open, so a
+file replaced meanwhile is still the one whose head was read), and checked before they are
+used, a whole region against its CRC, one blob of a `Keyed` or `Blobs` against its own.
+
+A file that is absent, not a regular file, larger than its reader allows, of another cache,
+truncated, not signed with this machine's key or with a head that does not decode reads as
+None: the cache is then simply absent and rebuilt, never an error. Damage in a region is
+found when its bytes are read and raises `Damaged` before they are used; the reader then
+answers from what the cache was made from, and replaces the file.
 """
 
 from __future__ import annotations
 
+import hmac
 import itertools
-import marshal
 import os
 import stat
 import struct
@@ -35,7 +41,9 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from hashlib import blake2b
 
-_CRC_BYTES = 4
+from .userstate import secret
+
+_MAC_BYTES = 32
 _LEN_BYTES = 8
 # O_NONBLOCK: opening a FIFO planted there would otherwise wait for a writer forever (it is
 # then refused as not a regular file); a regular file reads as ever.
@@ -52,10 +60,15 @@ class Damaged(Exception):
 
 
 def seal(magic: bytes, payload: object, regions: Sequence[bytes] = ()) -> bytes:
-    """The bytes of a cache file holding `payload` (plain values only) and `regions`."""
-    head = marshal.dumps((payload, tuple((len(r), zlib.crc32(r)) for r in regions)))
-    return (magic + zlib.crc32(head).to_bytes(_CRC_BYTES, "big") + len(head).to_bytes(_LEN_BYTES, "big")
-            + head + b"".join(regions))
+    """The bytes of a cache file holding `payload` (plain values only) and `regions`, signed
+    with this machine's key."""
+    head = encode((payload, tuple((len(r), zlib.crc32(r)) for r in regions)))
+    length = len(head).to_bytes(_LEN_BYTES, "big")
+    return magic + _mac(magic, length, head) + length + head + b"".join(regions)
+
+
+def _mac(magic: bytes, length: bytes, head: bytes) -> bytes:
+    return hmac.digest(secret(), magic + length + head, "sha256")
 
 
 def source_digest(files: list[str | None]) -> str:
@@ -85,21 +98,25 @@ def open_sealed(path: str, magic: bytes, max_bytes: int) -> tuple[object, list[R
         if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
             return None
         whole = st.st_size < READ_WHOLE_BELOW or not _Source.may_keep()
-        lead = len(magic) + _CRC_BYTES + _LEN_BYTES
+        lead = len(magic) + _MAC_BYTES + _LEN_BYTES
         raw = _read_at(fd, st.st_size if whole else min(st.st_size, 1 << 16), 0)
         if len(raw) < lead or not raw.startswith(magic):
             return None
-        crc = int.from_bytes(raw[len(magic):len(magic) + _CRC_BYTES], "big")
-        n = int.from_bytes(raw[len(magic) + _CRC_BYTES:lead], "big")
+        mac = raw[len(magic):len(magic) + _MAC_BYTES]
+        length = raw[len(magic) + _MAC_BYTES:lead]
+        n = int.from_bytes(length, "big")
         if lead + n > st.st_size:
             return None  # truncated
         head = raw[lead:lead + n] if len(raw) >= lead + n else _read_at(fd, n, lead)
-        if len(head) != n or zlib.crc32(head) != crc:
-            return None  # truncated or damaged
+        if len(head) != n or not hmac.compare_digest(_mac(magic, length, head), mac):
+            return None  # truncated, damaged, or not written by kb on this machine: never decoded
         try:
-            payload, layout = marshal.loads(head)
-        except (ValueError, EOFError, TypeError):
+            got = decode(head, path)
+        except Damaged:
             return None
+        if type(got) is not tuple or len(got) != 2:
+            return None
+        payload, layout = got
         if not (type(layout) is tuple and all(type(r) is tuple and len(r) == 2 and type(r[0]) is int
                                               and type(r[1]) is int for r in layout)):
             return None
@@ -207,12 +224,8 @@ class Region:
         return raw
 
     def value(self):
-        """The region's bytes as one marshal value, checked against the region's CRC."""
-        raw = self.raw()
-        try:
-            return marshal.loads(raw)
-        except (ValueError, EOFError, TypeError) as e:
-            raise Damaged(f"{self.path}: not a value kb wrote ({e})") from e
+        """The region's bytes as one value (`decode`), checked against the region's CRC."""
+        return decode(self.raw(), self.path)
 
     def blob(self, start: int, end: int, crc: int) -> bytes:
         """Bytes [start, end) of the region, checked against their own CRC (`crc`)."""
@@ -225,11 +238,8 @@ class Region:
 
 
 def loads(blob: bytes, path: str):
-    """A blob's marshal value; Damaged when the bytes (checked already) are not one."""
-    try:
-        return marshal.loads(blob)
-    except (ValueError, EOFError, TypeError) as e:
-        raise Damaged(f"{path}: not a value kb wrote ({e})") from e
+    """A blob's value (`decode`); Damaged when the bytes (checked already) are not one."""
+    return decode(blob, path)
 
 
 class Keyed(Mapping):
@@ -356,7 +366,7 @@ def keyed(values: Mapping) -> tuple[tuple[str, bytes, bytes, bytes], bytes] | No
     listed = sorted(values)
     if any("\n" in name for name in listed):
         return None
-    ends, crcs, blobs = ends_and_blobs(marshal.dumps(values[name]) for name in listed)
+    ends, crcs, blobs = ends_and_blobs(encode(values[name]) for name in listed)
     starts = array("I", itertools.accumulate((len(name) + 1 for name in listed[:-1]), initial=0) if listed else ())
     return ("".join(name + "\n" for name in listed), starts.tobytes(), ends, crcs), blobs
 
@@ -392,3 +402,158 @@ def _ends_fit(ends: bytes, region) -> bool:
         return False
     # The last end, as array("Q") wrote it (native order): no array made per table checked.
     return (int.from_bytes(ends[-8:], sys.byteorder) if ends else 0) == region.length
+
+
+# -- values: kb's own layout, safe to decode --------------------------------------------------
+#
+# One tag byte, then: N T F (None, True, False); i an int in 8 bytes; I a larger int (length,
+# bytes); f a float in 8; s str and b bytes (length, bytes; str UTF-8, surrogates kept as
+# marshal kept them); ( tuple and [ list (count, items); { dict (count, key and value each);
+# S a tuple and L a list of strs (count, UTF-8 length, each one's length in characters, the
+# text): a table's thousands of paths decode as one string cut up, not one value each.
+# Lengths and counts are 4 bytes, little-endian. A reader checks every length and count
+# against the bytes left before it uses one, and nests at most _DEPTH deep.
+
+_U32, _I64, _F64 = struct.Struct("<I"), struct.Struct("<q"), struct.Struct("<d")
+_DEPTH = 32
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def encode(value) -> bytes:
+    """`value` (None, bool, int, float, str, bytes, and tuples, lists and dicts of them) in
+    kb's layout; ValueError for anything else."""
+    out = bytearray()
+    _put(out, value, 0)
+    return bytes(out)
+
+
+def _put(out: bytearray, v, depth: int) -> None:
+    t = type(v)
+    if depth > _DEPTH:
+        raise ValueError("nested too deep for a cache")
+    if t is str:
+        raw = v.encode("utf-8", "surrogatepass")
+        out += b"s" + _U32.pack(len(raw)) + raw
+    elif t is int:
+        if _INT_MIN <= v <= _INT_MAX:
+            out += b"i" + _I64.pack(v)
+        else:
+            raw = v.to_bytes(v.bit_length() // 8 + 1, "little", signed=True)
+            out += b"I" + _U32.pack(len(raw)) + raw
+    elif t is tuple or t is list:
+        if v and all(type(x) is str for x in v):
+            raw = "".join(v).encode("utf-8", "surrogatepass")
+            out += (b"S" if t is tuple else b"L") + _U32.pack(len(v)) + _U32.pack(len(raw))
+            out += array("I", map(len, v)).tobytes() if sys.byteorder == "little" else _swapped(map(len, v))
+            out += raw
+        else:
+            out += (b"(" if t is tuple else b"[") + _U32.pack(len(v))
+            for x in v:
+                _put(out, x, depth + 1)
+    elif v is None:
+        out += b"N"
+    elif t is bool:
+        out += b"T" if v else b"F"
+    elif t is float:
+        out += b"f" + _F64.pack(v)
+    elif t is bytes:
+        out += b"b" + _U32.pack(len(v)) + v
+    elif t is dict:
+        out += b"{" + _U32.pack(len(v))
+        for k, x in v.items():
+            _put(out, k, depth + 1)
+            _put(out, x, depth + 1)
+    else:
+        raise ValueError(f"not a value a cache holds: {t.__name__}")
+
+
+def _swapped(lengths) -> bytes:
+    a = array("I", lengths)
+    a.byteswap()
+    return a.tobytes()
+
+
+def decode(raw: bytes, path: str = "a cache"):
+    """The value `encode` wrote; Damaged for any bytes it did not write (never a crash, a
+    hang, or memory past a small multiple of len(raw))."""
+    try:
+        value, at = _get(raw, 0, 0)
+    except (struct.error, UnicodeDecodeError, IndexError, TypeError, ValueError, OverflowError, _Bad) as e:
+        raise Damaged(f"{path}: not a value kb wrote ({e})") from None
+    if at != len(raw):
+        raise Damaged(f"{path}: not a value kb wrote (bytes past its end)")
+    return value
+
+
+class _Bad(Exception):
+    pass
+
+
+def _length(raw: bytes, at: int, each: int = 1) -> tuple[int, int]:
+    """A length or count at `at`, checked to fit in the bytes left (`each` bytes an item)."""
+    n = _U32.unpack_from(raw, at)[0]
+    if n * each > len(raw) - at - 4:
+        raise _Bad("a length past the end")
+    return n, at + 4
+
+
+def _get(raw: bytes, at: int, depth: int):
+    tag = raw[at]
+    at += 1
+    if tag == 0x73:  # s
+        n, at = _length(raw, at)
+        return raw[at:at + n].decode("utf-8", "surrogatepass"), at + n
+    if tag == 0x69:  # i
+        return _I64.unpack_from(raw, at)[0], at + 8
+    if tag in (0x28, 0x5B):  # ( [
+        if depth >= _DEPTH:
+            raise _Bad("nested too deep")
+        n, at = _length(raw, at)  # each item is at least one byte
+        items = []
+        for _ in range(n):
+            v, at = _get(raw, at, depth + 1)
+            items.append(v)
+        return (tuple(items) if tag == 0x28 else items), at
+    if tag in (0x53, 0x4C):  # S L
+        n, at = _length(raw, at, 4)
+        size, at = _length(raw, at)
+        if 4 * n + size > len(raw) - at:
+            raise _Bad("a length past the end")
+        lengths = array("I")
+        lengths.frombytes(raw[at:at + 4 * n])
+        if sys.byteorder != "little":
+            lengths.byteswap()
+        at += 4 * n
+        text = raw[at:at + size].decode("utf-8", "surrogatepass")
+        ends = list(itertools.accumulate(lengths))
+        if not n or ends[-1] != len(text):
+            raise _Bad("lengths that do not add up")
+        strs = list(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+        return (tuple(strs) if tag == 0x53 else strs), at + size
+    if tag == 0x4E:  # N
+        return None, at
+    if tag == 0x54:  # T
+        return True, at
+    if tag == 0x46:  # F
+        return False, at
+    if tag == 0x66:  # f
+        return _F64.unpack_from(raw, at)[0], at + 8
+    if tag == 0x62:  # b
+        n, at = _length(raw, at)
+        return raw[at:at + n], at + n
+    if tag == 0x7B:  # {
+        if depth >= _DEPTH:
+            raise _Bad("nested too deep")
+        n, at = _length(raw, at, 2)  # a key and a value, each at least one byte
+        out = {}
+        for _ in range(n):
+            k, at = _get(raw, at, depth + 1)
+            v, at = _get(raw, at, depth + 1)
+            out[k] = v  # TypeError for a key that cannot be one (a list): Damaged
+        return out, at
+    if tag == 0x49:  # I
+        n, at = _length(raw, at)
+        if n > 64:
+            raise _Bad("an int too long")
+        return int.from_bytes(raw[at:at + n], "little", signed=True), at + n
+    raise _Bad(f"tag {tag}")

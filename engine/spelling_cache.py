@@ -12,8 +12,8 @@ The parts are per base, as the opening cache is: a fleet is any set of bases, an
 
 Kept and trusted as the opening cache is (engine/catalogue_cache.py): keyed on the index
 file's state that opening was read at (the key of an opening not kept is None, and then no
-spelling is kept either) and on the source of the suggester, marshal of plain values behind
-a magic line and CRC-32s (engine/sealedfile.py: each blob checked when read), read
+spelling is kept either) and on the source of the suggester, kb's own value layout behind
+a magic line and this machine's signature (engine/sealedfile.py: each blob checked when read), read
 O_NOFOLLOW, written atomically with no link followed; a file absent, damaged, foreign or of
 another key is rebuilt (a blob found damaged when read, from the keys: `_Again`), one that
 cannot be written is not kept. Written on the first refusal, not at indexing: a fleet that is never refused a
@@ -31,7 +31,6 @@ fewer than FLEET_FROM bases keeps its parts per base, as before.
 
 from __future__ import annotations
 
-import marshal
 import os
 from collections.abc import Callable, Iterable, Sequence
 
@@ -39,17 +38,17 @@ from . import suggest as suggest_module
 from .blobshape import TEXTS, shaped, within
 from .catalogue_cache import Opening
 from .fleet_cache import FLEET_FROM, fleet_file, fleet_stamp, keep, writable_folder
-from .sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
+from .sealedfile import Blobs, Damaged, Keyed, encode, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from .suggest import Spelling, spelling_of
 
 CACHE_NAME = "spelling.cache"
 MAGIC = b"kb-spelling-cache\n"
-FORMAT = 2  # 2: the blobs in regions, each checked by its own CRC (engine/sealedfile.py)
+FORMAT = 3  # 3: signed, kb's own value layout; 2: the blobs in regions, each checked by its own CRC (engine/sealedfile.py)
 MAX_BYTES = 256 << 20  # grams, words and keys of one base's labels: a larger file is not ours
 
 FLEET_CACHE_NAME = "fleet-spelling.cache"
 FLEET_MAGIC = b"kb-fleet-spelling-cache\n"
-FLEET_FORMAT = 1
+FLEET_FORMAT = 2  # 2: signed, kb's own value layout (engine/sealedfile.py)
 FLEET_MAX_BYTES = 1 << 30  # every base's keys: a larger file is not ours
 
 
@@ -111,7 +110,7 @@ def _store(path: str, key: tuple, made: Spelling, magic: bytes = MAGIC) -> None:
     by_gram, keys_of = keyed(made.by_gram), keyed(made.keys_of)
     if by_gram is None or keys_of is None:  # a word never holds a line break; refused all the same
         return
-    *written, written_blobs = ends_and_blobs(marshal.dumps(k) for k in made.keys)
+    *written, written_blobs = ends_and_blobs(encode(k) for k in made.keys)
     payload = (key, by_gram[0], keys_of[0], tuple(written))
     keep(path, seal(magic, payload, [by_gram[1], keys_of[1], written_blobs]))  # else prepared again next time
 
@@ -132,7 +131,7 @@ class _Again:
 
 
 class _Decoded:
-    """A cached mapping or sequence whose values are marshal blobs, each decoded when first
+    """A cached mapping or sequence whose values are blobs, each decoded when first
     read and kept (absent names too): a review of thousands of misses asks the same grams
     again and again, and a name is found in a Keyed by a scan of its listing. A damaged blob
     is never decoded: the value comes from the spelling prepared again (`again`)."""

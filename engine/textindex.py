@@ -28,7 +28,7 @@ from .indexrecovery import (
     SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_sound, is_unwritable, one_replacer,
     os_why,
 )
-from .indexschema import SCHEMA_VERSION, create_schema, meta_get, use_wal
+from .indexschema import SCHEMA_VERSION, check_ours, create_schema, harden, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
 from .nofollow import make_dirs, refuse_links
 from .notestore import FileRecord
@@ -107,6 +107,7 @@ class TextIndex:
             # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
             refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        harden(con)  # the file may be a clone's: nothing its schema names runs (engine/indexschema)
         con.execute("PRAGMA busy_timeout = 30000")
         # In WAL, NORMAL syncs the log at a checkpoint rather than at every commit: a crash
         # or a kill still leaves every committed update whole (SQLite's guarantee), and a
@@ -175,6 +176,9 @@ class TextIndex:
                     raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
                 create_schema(con)
             elif self.vouched is None or self.vouched[-2:] != self.file_state():
+                # Exactly kb's schema and this machine's proof before any query of its tables: a
+                # clone's index.db (a view in place of a table, forged rows) is replaced, unread.
+                check_ours(con)
                 con.execute("SELECT count(*) FROM files").fetchone()
                 con.execute("SELECT rowid FROM chunks LIMIT 1").fetchone()
                 if stems_differ(con):

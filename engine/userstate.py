@@ -28,3 +28,61 @@ def ensure_state_dir() -> Path:
     path = state_dir()
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
+
+
+KEY_NAME = "cache.key"  # the secret every cache and index kb writes is signed with
+KEY_BYTES = 32
+_key: bytes | None = None  # read once per process
+
+
+def secret() -> bytes:
+    """This person's secret on this machine: 32 random bytes at `<state>/cache.key`, made once
+    (mode 0600, atomically: a temporary file linked into place, so two first processes agree
+    on one). kb trusts a cache or an index.db only when it carries a keyed digest made with it,
+    so a file a repository carried here (made elsewhere, or by hand) is never decoded."""
+    global _key
+    if _key is None:
+        try:
+            _key = _read_or_make(ensure_state_dir() / KEY_NAME)
+        except OSError:
+            # No state folder can be written (a read-only home): a key of this process only,
+            # so nothing on disk is trusted (every cache and index made again): slower, never wrong.
+            _key = os.urandom(KEY_BYTES)
+    return _key
+
+
+def _read_or_make(path: Path) -> bytes:
+    for _ in range(3):
+        found = _read_key(path)
+        if found is not None:
+            return found
+        tmp = path.with_name(f".{KEY_NAME}.{os.getpid()}.{os.urandom(4).hex()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(os.urandom(KEY_BYTES))
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)  # whole or not at all; another first process's key, if linked first, is kept
+            except FileExistsError:
+                if _read_key(path) is None:  # a key of another length (never one half made): replaced
+                    os.replace(tmp, path)
+        finally:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+    raise OSError(f"{path}: cannot make kb's key")
+
+
+def _read_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        raw = os.read(fd, KEY_BYTES + 1)
+    finally:
+        os.close(fd)
+    return raw if len(raw) == KEY_BYTES else None

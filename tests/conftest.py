@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import marshal
+import hmac
 import os
 import subprocess
 import zlib
@@ -117,18 +117,21 @@ def damage_cache(path: Path, damage: str) -> bytes:
 
 
 # kb's cache files (engine/sealedfile.py), read here by a second, independent reading of the
-# layout: magic line | CRC-32 of the head (4) | head length (8) | head | regions.
+# layout: magic line | HMAC-SHA256 of magic, length and head (32) | head length (8) | head |
+# regions. The values are decoded by the engine's own decoder (sealedfile.decode).
 
 
 def _head_end(raw: bytes) -> int:
-    lead = raw.index(b"\n") + 1 + 12
+    lead = raw.index(b"\n") + 1 + 40
     return lead + int.from_bytes(raw[lead - 8:lead], "big")
 
 
 def sealed_parts(raw: bytes) -> tuple[object, list[bytes]]:
     """(payload, the regions' bytes) of a cache file's bytes."""
+    from engine.sealedfile import decode
+
     end = _head_end(raw)
-    payload, layout = marshal.loads(raw[raw.index(b"\n") + 13:end])
+    payload, layout = decode(raw[raw.index(b"\n") + 41:end])
     regions = []
     for length, _crc in layout:
         regions.append(raw[end:end + length])
@@ -138,13 +141,17 @@ def sealed_parts(raw: bytes) -> tuple[object, list[bytes]]:
 
 def sound_cache(path: Path) -> bool:
     """Whether a cache file is whole: its head and every region match their CRC-32s."""
+    from engine.sealedfile import Damaged, decode
+    from engine.userstate import secret
+
     raw = path.read_bytes()
     try:
         start, end = raw.index(b"\n") + 1, _head_end(raw)
-        if zlib.crc32(raw[start + 12:end]) != int.from_bytes(raw[start:start + 4], "big"):
+        signed = raw[:start] + raw[start + 32:end]
+        if not hmac.compare_digest(hmac.digest(secret(), signed, "sha256"), raw[start:start + 32]):
             return False
-        _, layout = marshal.loads(raw[start + 12:end])
-    except (ValueError, EOFError, TypeError):
+        _, layout = decode(raw[start + 40:end])
+    except (ValueError, Damaged):
         return False
     for length, crc in layout:
         if zlib.crc32(raw[end:end + length]) != crc:

@@ -3,7 +3,7 @@ sealed as kb seals it (so its CRC-32s hold) whose plan is not of kb's making."""
 
 from __future__ import annotations
 
-import marshal
+from engine.sealedfile import decode as _decode, encode as _encode
 import os
 import time
 
@@ -36,7 +36,7 @@ def test_a_plan_holding_another_type_is_no_plan_and_the_check_still_decides(tmp_
     plan = list(head[1])
     plan[place] = value
     path.write_bytes(seal(listing_cache.MAGIC, (listing_cache.FORMAT, tuple(plan)),
-                          [marshal.dumps(regions[0].value())]))
+                          [_encode(regions[0].value())]))
     assert listing_cache.unchanged(base, STAMP) is False
     assert indexupdate.notes_changed(base, known, {}, [], young_from, STAMP) is False  # the full check says so
 

@@ -8,7 +8,7 @@ subprocess; the hostile file is made with the seal kb itself writes."""
 
 from __future__ import annotations
 
-import marshal
+from engine.sealedfile import decode as _decode, encode as _encode
 from array import array
 from pathlib import Path
 
@@ -32,7 +32,7 @@ def _split(ends_raw: bytes, region: bytes) -> list:
     ends.frombytes(ends_raw)
     out, start = [], 0
     for end in ends:
-        out.append(marshal.loads(region[start:end]))
+        out.append(_decode(region[start:end]))
         start = end
     return out
 
@@ -41,7 +41,7 @@ def _reseal_opening(path: Path, part: str, bad: object) -> None:
     """The opening cache at `path` sealed again, soundly, with every value of `part` `bad`."""
     payload, regions = sealed_parts(path.read_bytes())
     payload = list(payload)
-    known, columns = marshal.loads(regions[0]), marshal.loads(regions[4])
+    known, columns = _decode(regions[0]), _decode(regions[4])
     records = _keyed_values(payload[5], regions[1])
     entries = _split(payload[6][0], regions[2])
     words = _keyed_values(payload[7], regions[3])
@@ -57,9 +57,9 @@ def _reseal_opening(path: Path, part: str, bad: object) -> None:
         columns = bad
     records_head, records_region = keyed(records)
     words_head, words_region = keyed(words)
-    *entries_head, entries_region = ends_and_blobs(marshal.dumps(e) for e in entries)
+    *entries_head, entries_region = ends_and_blobs(_encode(e) for e in entries)
     payload[5], payload[6], payload[7] = records_head, tuple(entries_head), words_head
-    regions = [marshal.dumps(known), records_region, entries_region, words_region, marshal.dumps(columns)]
+    regions = [_encode(known), records_region, entries_region, words_region, _encode(columns)]
     path.write_bytes(seal(catalogue_cache.MAGIC, tuple(payload), regions))
 
 
@@ -75,7 +75,7 @@ def _reseal_spelling(path: Path, part: str, bad: object) -> None:
         written = [bad] * len(written)
     grams_head, grams_region = keyed(by_gram)
     words_head, words_region = keyed(keys_of)
-    *written_head, written_region = ends_and_blobs(marshal.dumps(k) for k in written)
+    *written_head, written_region = ends_and_blobs(_encode(k) for k in written)
     path.write_bytes(seal(spelling_cache.MAGIC, (key, grams_head, words_head, tuple(written_head)),
                           [grams_region, words_region, written_region]))
 

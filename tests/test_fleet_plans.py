@@ -225,13 +225,13 @@ def test_an_edit_in_a_many_base_fleet_is_answered_through_memory(demo, monkeypat
 
 @pytest.mark.parametrize("value", [b"\xff not marshal", b"", None, "a plan as text"])
 def test_a_plan_sealed_right_by_hand_but_not_ours_is_not_used(kept, value):
-    import marshal
+    from engine.sealedfile import encode
 
     from engine.sealedfile import seal
 
     fleet, bases, known, young_from = kept
     path = fleet / ".kb" / fleet_plans.FLEET_PLANS_NAME
-    forged = {str(b): marshal.dumps(("not", "a", "plan")) for b in bases}
+    forged = {str(b): encode(("not", "a", "plan")) for b in bases}
     forged[str(bases[0])] = value
     path.write_bytes(seal(fleet_plans.MAGIC, (fleet_plans.FORMAT, forged)))
     _register(fleet, bases)

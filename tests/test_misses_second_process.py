@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import in_a_process_alone
+from conftest import REPO, in_a_process_alone
 from engine import Memory
 from engine import missworker
 from engine.cli.misses import render_misses
@@ -102,10 +102,11 @@ FAILING_CHILDREN = {
     # It read another index (an edit landed between the two opens): its reviews, made of
     # that index, are not used, however well formed.
     "read another index": (
-        "import marshal, struct, sys\n"
+        f"import struct, sys; sys.path.insert(0, {str(REPO)!r})\n"
+        "from engine.sealedfile import encode\n"
         "sys.stdin.buffer.read()\n"
         "def send(o):\n"
-        "    b = marshal.dumps(o); sys.stdout.buffer.write(struct.pack('<I', len(b)) + b)\n"
+        "    b = encode(o); sys.stdout.buffer.write(struct.pack('<I', len(b)) + b)\n"
         "send((0, 0, (), ()))\n"
         "for _ in range(100): send(('hit', 'forged/file.md', (), None, ('forged',)))\n"),
 }

@@ -5,7 +5,7 @@ read only as its bytes were written; damage is found before a blob is used."""
 
 from __future__ import annotations
 
-import marshal
+from engine.sealedfile import decode as _decode, encode as _encode
 import random
 
 import pytest
@@ -18,7 +18,7 @@ MAGIC = b"kb-test-cache\n"
 
 def _open(tmp_path, values: dict, items: list):
     head, region = keyed(values)
-    *blob_head, blob_region = ends_and_blobs(marshal.dumps(v) for v in items)
+    *blob_head, blob_region = ends_and_blobs(_encode(v) for v in items)
     path = tmp_path / "test.cache"
     path.write_bytes(seal(MAGIC, (1, head, tuple(blob_head)), [region, blob_region]))
     (_, head, blob_head), regions = open_shaped(str(path), MAGIC, 1 << 30, 1, 3, 2)
@@ -43,7 +43,7 @@ def test_every_name_is_found_by_scan_binary_search_and_dict_alike(tmp_path, size
         assert list(k) == sorted(names) and len(k) == len(names)
         for name in asked:
             got = k.get(name)
-            assert (marshal.loads(got) if got is not None else None) == values.get(name), name
+            assert (_decode(got) if got is not None else None) == values.get(name), name
             assert (name in k) == (name in values)
 
 
@@ -51,12 +51,12 @@ def test_a_blob_whose_bytes_changed_is_damaged_not_decoded(tmp_path):
     values = {f"w{i}": list(range(i)) for i in range(50)}
     items = [f"item {i}" for i in range(50)]
     path, k, b = _open(tmp_path, values, items)
-    assert marshal.loads(k["w7"]) == list(range(7)) and marshal.loads(b[3]) == "item 3"
+    assert _decode(k["w7"]) == list(range(7)) and _decode(b[3]) == "item 3"
     raw = bytearray(path.read_bytes())
     raw[-3] ^= 0xFF  # inside the last item's blob
     path.write_bytes(bytes(raw))
     _, k, b = _open_damaged(path)
-    assert marshal.loads(b[3]) == "item 3"  # other blobs read as written
+    assert _decode(b[3]) == "item 3"  # other blobs read as written
     with pytest.raises(Damaged):
         b[49]
 
@@ -69,8 +69,8 @@ def _open_damaged(path):
 def test_blobs_read_in_place_index_as_a_list_does(tmp_path):
     items = [f"item {i}" * i for i in range(7)]
     _, _, b = _open(tmp_path, {}, items)
-    assert len(b) == 7 and [marshal.loads(x) for x in b] == items  # iteration stops at the end
-    assert marshal.loads(b[-1]) == items[-1] and [marshal.loads(x) for x in b[2:5]] == items[2:5]
+    assert len(b) == 7 and [_decode(x) for x in b] == items  # iteration stops at the end
+    assert _decode(b[-1]) == items[-1] and [_decode(x) for x in b[2:5]] == items[2:5]
     for past in (7, -8):
         with pytest.raises(IndexError):
             b[past]
