@@ -94,7 +94,6 @@ class KbApp(App):
         self.loaded: FleetLoaded | None = None
         self.settled = False  # RoomSettled has arrived
         self.idle_gc = IdleCollector(self)
-        self._eval_screen = None
 
     # -- start -------------------------------------------------------------------
 
@@ -242,9 +241,11 @@ class KbApp(App):
         if name == "main":
             return
         if name == "eval":  # kept: its last report is still there when it comes back
-            if self._eval_screen is None:
-                self._eval_screen = screen_class("eval")()
-            self.push_screen(self._eval_screen)
+            # Installed, not only held: a popped screen that is not installed is removed (its
+            # message loop ends), and pushing it again stacked a screen nothing drew.
+            if not self.is_screen_installed("eval"):
+                self.install_screen(screen_class("eval")(), "eval")
+            self.push_screen("eval")
         else:
             self.push_screen(screen_class(name)())
 
