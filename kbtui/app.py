@@ -51,16 +51,21 @@ class KbApp(App):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-normal"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     # F-keys, not ctrl+letters: the question box owns ctrl+a/e/k/u/w for editing.
-    # Not in the footer: at 80 columns it has room for the keys of the screen in front and
-    # ^p, whose palette lists these screens with their F-keys (and Ctrl+C says how to quit).
+    # Only F1 in the footer: at 80 columns it has room for the keys of the screen in front,
+    # F1, whose screen lists every key and screen (from these lists), and ^p.
     BINDINGS = [
+        Binding("f1", "help", "Help", tooltip="this help: every key, every screen, and the words on them",
+                id="app.help"),
+        # Not priority: in a box being typed in (the question, a path) ? is a character.
+        Binding("question_mark", "help", "Help", show=False,
+                tooltip="this help: every key, every screen, and the words on them", id="app.help_key"),
         Binding("f2", "show('eval')", "Eval", show=False, id="app.eval"),
         Binding("f3", "show('check')", "Check", show=False, id="app.check"),
         Binding("f4", "show('misses')", "Misses", show=False, id="app.misses"),
         Binding("f5", "show('roster')", "Roster", show=False, id="app.roster"),
-        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
         # Hidden from the footer: a screen used once per folder (also in the palette).
         Binding("f8", "show('labels')", "Labels", show=False, id="app.labels"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
     ]
     COMMANDS = App.COMMANDS | {KbCommands}
 
@@ -248,6 +253,13 @@ class KbApp(App):
             self.push_screen("eval")
         else:
             self.push_screen(screen_class(name)())
+
+    def action_help(self) -> None:
+        """The help screen, over whatever is in front: Escape comes back to it."""
+        from .help_screen import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
 
     def open_reader(self, base: str, path: str, answer=None, *, line: int | None = None) -> None:
         from .reader import ReaderScreen

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
+from engine.purpose import PURPOSE_NAMES
 from engine.query import Query
 
 from .frame_hold import FrameHold
@@ -55,14 +56,20 @@ class MainScreen(Screen):
     # One focus ring at every size: the question, then each pane. F6 and Tab walk it; at
     # 80x24 the tab shown follows focus. Escape always comes back to the question.
     BINDINGS = [
-        Binding("f6", "focus_step(1)", "Pane", id="main.next_pane"),
-        Binding("shift+f6", "focus_step(-1)", "Previous pane", show=False, id="main.previous_pane"),
-        Binding("tab", "focus_step(1)", "Next pane", show=False, id="main.tab"),
-        Binding("shift+tab", "focus_step(-1)", "Previous pane", show=False, id="main.shift_tab"),
-        Binding("escape", "focus_question", "Question", id="main.question"),
-        Binding("f7", "app.next_purpose", "Purpose", id="main.purpose"),
-        Binding("ctrl+l", "clear_question", "Clear", show=False, id="main.clear"),
-        Binding("down", "leave_question", "Reading list", show=False, id="main.leave_question"),
+        # The tooltips are what the help screen (F1) says each key does.
+        Binding("f6", "focus_step(1)", "Pane", tooltip="the next pane", id="main.next_pane"),
+        Binding("shift+f6", "focus_step(-1)", "Previous pane", show=False, tooltip="the pane before",
+                id="main.previous_pane"),
+        Binding("tab", "focus_step(1)", "Next pane", show=False, tooltip="the next pane", id="main.tab"),
+        Binding("shift+tab", "focus_step(-1)", "Previous pane", show=False, tooltip="the pane before",
+                id="main.shift_tab"),
+        Binding("escape", "focus_question", "Question", tooltip="back to the question box", id="main.question"),
+        Binding("f7", "app.next_purpose", "Purpose",
+                tooltip="the reading list's order: " + ", ".join(("off", *PURPOSE_NAMES)) + ", in turn",
+                id="main.purpose"),
+        Binding("ctrl+l", "clear_question", "Clear", show=False, tooltip="clear the question", id="main.clear"),
+        Binding("down", "leave_question", "Reading list", show=False,
+                tooltip="from the question box: into the reading list, asking nothing", id="main.leave_question"),
     ]
 
     def __init__(self, **kw) -> None:

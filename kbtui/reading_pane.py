@@ -90,7 +90,7 @@ class ReadingPane(Pane):
     NAME, TITLE, FOCUS, GRID_SLOT = "reading", "Reading list", "#reading-list", 1
     HELP = "the fused reading list"
     # Space, not a letter: a letter typed on the list starts a question (main_screen.on_key).
-    BINDINGS = [Binding("space", "why", "Why", id="reading.why")]
+    BINDINGS = [Binding("space", "why", "Why", tooltip="why this row is where it is: its sum", id="reading.why")]
     DEFAULT_CSS = """
     ReadingPane #suggestions { height: auto; padding: 0 1 1 1; }
     ReadingPane #suggestions.-hidden { display: none; }
