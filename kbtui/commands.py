@@ -23,7 +23,7 @@ def palette_rows() -> tuple[tuple[str, str, str], ...]:
     )
     panes = tuple((f"Pane: {p.TITLE.split(' (')[0].lower()}", p.HELP, f"pane('{p.NAME}')") for p in PANES)
     purposes = (("Purpose: off", "the plain fused order (RRF; F7 cycles on the main screen)", "purpose('off')"),) + tuple(
-        (f"Purpose: {p.name}", p.reason, f"purpose('{p.name}')") for p in PURPOSES.values()
+        (f"Purpose: {p.name}", p.plain or p.reason, f"purpose('{p.name}')") for p in PURPOSES.values()
     )
     tools = (
         ("Reindex now", "bring every base's index up to date and ask again", "reindex"),

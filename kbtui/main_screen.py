@@ -367,7 +367,10 @@ class MainScreen(Screen):
 
     def _show_empty(self) -> None:
         self.answer = None
-        self.query_one(VerdictBar).show_waiting(*self.ready_lines())
+        if self.app.loaded is None:
+            self.query_one(VerdictBar).show_waiting(*self.ready_lines())
+        else:
+            self.query_one(VerdictBar).show_ready(*self.ready_lines())
         for pane in self.panes():
             pane.clear()
             pane.forget()
@@ -382,12 +385,12 @@ class MainScreen(Screen):
             return ("indexing the fleet…",)
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        # Whole at 100 columns for any fleet, and at 80 (73 cells after the badge) for the demo
-        # and a found index. A first build with five-digit figures (60,000 chunks, 5,230
-        # notes) drops the hint's tail rather than cutting it: the figures stay exact, and a
-        # miss's own reply says that Enter records it.
-        head = f"ready: {loaded.chunks} chunks, {how}; type to ask"
-        return (head + ", Enter records a miss", head)
+        # Under the READY badge: what to do, then where every key is. Whole at 80 columns
+        # for the demo and a found index; a first build with five-digit figures (60,000
+        # chunks, 5,230 notes) drops the tail rather than cutting it, and the figures stay
+        # exact. Enter's miss log is said by a miss's own reply, where it applies.
+        head = f"{loaded.chunks} chunks, {how}. Type a question"
+        return (head + "; F1 lists every key", head + "; F1 for help", head)
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

@@ -60,11 +60,14 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
     return t
 
 
-def waiting_text(message: str) -> Text:
+def waiting_text(message: str, badge: str = " … ") -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(" … ", style="reverse dim")
+    t.append(badge, style="reverse dim" if badge == " … " else "bold reverse")
     t.append("  " + message, style="dim")
     return t
+
+
+READY = " READY "  # the room is indexed and waits for a question: not the … of work under way
 
 
 def error_text(message: str) -> Text:
@@ -80,6 +83,7 @@ class VerdictBar(Static):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._waiting: tuple[str, ...] = ()  # a waiting line and its shorter forms, longest first
+        self._badge = " … "
 
     def show_answer(self, answer, *, show_timing: bool = True) -> None:
         self._waiting = ()
@@ -94,16 +98,21 @@ class VerdictBar(Static):
         content = self.content
         return getattr(content, "plain", str(content))
 
-    def show_waiting(self, message: str, *shorter: str) -> None:
+    def show_waiting(self, message: str, *shorter: str, badge: str = " … ") -> None:
         """`message`, or the first of `shorter` that fits the bar when it does not (chosen
         again on a resize): a shorter sentence rather than one cut mid-word."""
         self.remove_class("-hit", "-guess", "-nothing")
         self._waiting = (message, *shorter)
+        self._badge = badge
         self._show_fitting()
+
+    def show_ready(self, message: str, *shorter: str) -> None:
+        """The ready line: what to do next, under a READY badge."""
+        self.show_waiting(message, *shorter, badge=READY)
 
     def _show_fitting(self) -> None:
         width = self.content_size.width  # 0 before the first layout: the resize re-fits
-        texts = [waiting_text(m) for m in self._waiting]
+        texts = [waiting_text(m, self._badge) for m in self._waiting]
         fits = next((t for t in texts if width <= 0 or t.cell_len <= width), texts[-1])
         if fits.plain != self.content_plain():
             self.update(fits, layout=False)

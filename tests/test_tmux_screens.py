@@ -45,7 +45,7 @@ def test_every_screen_opens_every_time_in_a_real_terminal(tmp_path):
     tmux = Tmux(f"kbtui-screens-{os.getpid()}")
     try:
         tmux.start_room(fleet, tmp_path, (100, 30))
-        tmux.wait_for("ready:", "chunks", MAIN, timeout=60)
+        tmux.wait_for("READY", "chunks", MAIN, timeout=60)
         for key, title in SCREENS.items():
             for visit in (1, 2):
                 tmux.keys(key)
@@ -56,7 +56,7 @@ def test_every_screen_opens_every_time_in_a_real_terminal(tmp_path):
                     screen = tmux.wait_for("answerable", "FILE", timeout=60)
                     assert screen.splitlines()[0].strip().startswith("Eval"), screen
                 tmux.keys("Escape")
-                tmux.wait_for(MAIN, "ready:", gone=(f" {title} ",))
+                tmux.wait_for(MAIN, "READY", gone=(f" {title} ",))
         # The palette: chosen there, the eval screen is drawn and the palette is gone.
         tmux.keys("C-p")
         tmux.wait_for("Search for commands")

@@ -36,7 +36,7 @@ def test_the_room_in_a_real_terminal_with_both_cores_busy(tmp_path, size):
         tmux("-f", "/dev/null", "new-session", "-d", "-s", "room", "-x", str(size[0]), "-y", str(size[1]),
              *(x for k, v in env.items() for x in ("-e", f"{k}={v}")), command)
         tmux("set-option", "-t", "room", "remain-on-exit", "on")
-        tmux.wait_for("ready:", "chunks", timeout=60)
+        tmux.wait_for("READY", "chunks", timeout=60)
         for p in busy:
             p.kill()
         tmux("send-keys", "-t", "room", "-l", "how much protein per meal")

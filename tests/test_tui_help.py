@@ -125,3 +125,25 @@ def test_help_lists_every_key_the_room_binds_and_every_screen(tmp_path):
                 assert f"  {term} " in text, term
             assert app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "x", "")) in text
     run(go())
+
+
+def test_the_words_only_the_authors_knew_are_said_where_they_appear(tmp_path):
+    from kbtui.commands import palette_rows
+
+    async def go():
+        app = make_app(copy_demo(tmp_path / "demo"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            await pilot.press(*"quem decide se um deploy pode ir pra producao")
+            await settle(pilot)
+            text = screen_text(app)
+            assert "0.033" in text
+            assert "score: 1/(60+rank) from each list, added" in text  # what 0.033 is, under the list
+            assert "memory (what it knows)" in text and "skills (how it works)" in text
+            from kbtui.species_pane import fold_caption  # what the Agents pane paints, unwrapped
+
+            assert "tools (what it can use)" in fold_caption(app.main.answer).plain
+    run(go())
+    helps = " ".join(h for _t, h, _a in palette_rows())
+    for words in ("tiebreaker", "co-mention", "species table", "arithmetic"):
+        assert words not in helps, words
