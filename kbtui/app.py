@@ -112,6 +112,11 @@ class KbApp(App):
     @work(thread=True, exclusive=True, exit_on_error=False, group="index", description="index the fleet")
     def _load(self) -> None:
         snap = self.memory.snapshot()  # indexes what changed since last time, then builds the catalogue
+        # What the first refusal would build in its ask (seconds on a large fleet's first
+        # room, with empty panes), built while the status line says indexing: READY is ready.
+        prepare = getattr(self.memory, "prepare", None)
+        if prepare is not None:
+            prepare()
         reports = self.memory.last_reports
         self.post_message(
             FleetLoaded(
@@ -145,6 +150,14 @@ class KbApp(App):
         # its full passes run while the person pauses (kbtui/idle_gc.py).
         self.idle_gc.start()
         self.settled = True
+        self.main.text_leg_ready()
+
+    @property
+    def building_text(self) -> bool:
+        """The in-memory text leg is still being built (FTS5 answers meanwhile, the same
+        ranking): the status line says so. Never in snapshot mode, whose screens must not
+        depend on when a thread finished."""
+        return self.loaded is not None and not self.settled and not self.stable
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         self.loaded = message

@@ -33,7 +33,7 @@ from .pane import Pane
 from .question_input import QuestionInput
 from .reading_pane import ReadingPane
 from .species_pane import SpeciesPane
-from .verdict_bar import VerdictBar
+from .verdict_bar import BUILDING_SAYS, VerdictBar
 
 # The panes in tab order (F6 and Tab visit them in this order after the question). A new pane
 # is a Pane subclass named here; its grid place is its GRID_SLOT.
@@ -330,7 +330,7 @@ class MainScreen(Screen):
         app = self.app
         self.answer, self.answer_qid = answer, qid
         with app.batch_update():
-            self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
+            self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable, building=app.building_text)
             self._paint_panes()
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
@@ -390,7 +390,16 @@ class MainScreen(Screen):
         # chunks, 5,230 notes) drops the tail rather than cutting it, and the figures stay
         # exact. Enter's miss log is said by a miss's own reply, where it applies.
         head = f"{loaded.chunks} chunks, {how}. Type a question"
+        if self.app.building_text:
+            return (head + f" ({BUILDING_SAYS}); F1 for help", head + f" ({BUILDING_SAYS})", head)
         return (head + "; F1 lists every key", head + "; F1 for help", head)
+
+    def text_leg_ready(self) -> None:
+        """The in-memory text leg is built: the status line stops saying it is building."""
+        if self.answer is not None:
+            self.query_one(VerdictBar).show_answer(self.answer, show_timing=not self.app.stable)
+        elif self._ready and not self.query_one("#question", Input).value.strip():
+            self.query_one(VerdictBar).show_ready(*self.ready_lines())
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

@@ -22,8 +22,14 @@ VERDICT_STYLE = {
 }
 
 
-def verdict_text(answer, *, show_timing: bool = True) -> Text:
-    """One line: the verdict badge, then owner, top score vs floor, margin (and the time)."""
+# Said while the room's in-memory text leg builds (seconds on a large fleet): the answers
+# meanwhile come from FTS5 on disk, ranked the same, only slower.
+BUILDING_SAYS = "text index building"
+
+
+def verdict_text(answer, *, show_timing: bool = True, building: bool = False) -> Text:
+    """One line: the verdict badge, then owner, top score vs floor, margin (and the time;
+    and that the text index is still building, while it is)."""
     v = answer.verdict
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(VERDICT_LABEL[v], style=VERDICT_STYLE[v])
@@ -57,6 +63,8 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
     t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
+    if building:
+        t.append(f"  · {BUILDING_SAYS}", style="dim")
     return t
 
 
@@ -85,12 +93,12 @@ class VerdictBar(Static):
         self._waiting: tuple[str, ...] = ()  # a waiting line and its shorter forms, longest first
         self._badge = " … "
 
-    def show_answer(self, answer, *, show_timing: bool = True) -> None:
+    def show_answer(self, answer, *, show_timing: bool = True, building: bool = False) -> None:
         self._waiting = ()
         self.set_class(answer.verdict == "hit", "-hit")
         self.set_class(answer.verdict == "guess", "-guess")
         self.set_class(answer.verdict == "nothing", "-nothing")
-        text = verdict_text(answer, show_timing=show_timing)
+        text = verdict_text(answer, show_timing=show_timing, building=building)
         if text.plain != self.content_plain():  # the same line again is not repainted
             self.update(text, layout=False)  # one line high whatever it says: a repaint
 
