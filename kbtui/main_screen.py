@@ -391,7 +391,9 @@ class MainScreen(Screen):
         # exact. Enter's miss log is said by a miss's own reply, where it applies.
         head = f"{loaded.chunks} chunks, {how}. Type a question"
         if self.app.building_text:
-            return (head + f" ({BUILDING_SAYS}); F1 for help", head + f" ({BUILDING_SAYS})", head)
+            # The building notice goes before the F1 hint does: it is the one that passes.
+            return (head + f" ({BUILDING_SAYS}); F1 for help", head + f" ({BUILDING_SAYS})", head + "; F1 for help",
+                    head)
         return (head + "; F1 lists every key", head + "; F1 for help", head)
 
     def text_leg_ready(self) -> None:
