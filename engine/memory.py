@@ -541,6 +541,13 @@ class Memory:
 
         return rerank_answer(self, answer, request, top=top)
 
+    def prepare(self) -> None:
+        """Build now what the first question would build on its way: the keys' speller a
+        refusal suggests from (the first letters typed are refusals). A second at 4,578
+        entries the first time after `kb index`, then read from beside each index in
+        milliseconds; the room pays it while its status line still says it is indexing."""
+        self.snapshot().catalogue.speller()
+
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
         from .rerank.reading import warm_for

@@ -39,6 +39,14 @@ _DATE = re.compile(
     r"^\s*(?:(?:\*\*|__)\s*)?(date|updated|data|atualizado)\s*(?::\s*(?:\*\*|__)|(?:\*\*|__)\s*:|:)\s*(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?)",
     re.IGNORECASE,
 )
+
+
+def is_field_line(line: str) -> bool:
+    """A line the parser reads as one of a note's fields (Search for, Exists to, a date):
+    written one a line, and shown so (the reader keeps it on its own line)."""
+    return ":" in line and bool(_LABEL.match(line) or _PURPOSE.match(line) or _DATE.match(line))
+
+
 # The closing `#`s are stripped in code (`heading_text`): a lazy `(.*?)\s*#*\s*$` retries the
 # whole tail at every character and takes hours on a long line of spaces.
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")

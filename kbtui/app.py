@@ -51,16 +51,21 @@ class KbApp(App):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-normal"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     # F-keys, not ctrl+letters: the question box owns ctrl+a/e/k/u/w for editing.
-    # Not in the footer: at 80 columns it has room for the keys of the screen in front and
-    # ^p, whose palette lists these screens with their F-keys (and Ctrl+C says how to quit).
+    # Only F1 in the footer: at 80 columns it has room for the keys of the screen in front,
+    # F1, whose screen lists every key and screen (from these lists), and ^p.
     BINDINGS = [
+        Binding("f1", "help", "Help", tooltip="this help: every key, every screen, and the words on them",
+                id="app.help"),
+        # Not priority: in a box being typed in (the question, a path) ? is a character.
+        Binding("question_mark", "help", "Help", show=False,
+                tooltip="this help: every key, every screen, and the words on them", id="app.help_key"),
         Binding("f2", "show('eval')", "Eval", show=False, id="app.eval"),
         Binding("f3", "show('check')", "Check", show=False, id="app.check"),
         Binding("f4", "show('misses')", "Misses", show=False, id="app.misses"),
         Binding("f5", "show('roster')", "Roster", show=False, id="app.roster"),
-        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
         # Hidden from the footer: a screen used once per folder (also in the palette).
         Binding("f8", "show('labels')", "Labels", show=False, id="app.labels"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="app.quit"),
     ]
     COMMANDS = App.COMMANDS | {KbCommands}
 
@@ -94,7 +99,6 @@ class KbApp(App):
         self.loaded: FleetLoaded | None = None
         self.settled = False  # RoomSettled has arrived
         self.idle_gc = IdleCollector(self)
-        self._eval_screen = None
 
     # -- start -------------------------------------------------------------------
 
@@ -108,6 +112,11 @@ class KbApp(App):
     @work(thread=True, exclusive=True, exit_on_error=False, group="index", description="index the fleet")
     def _load(self) -> None:
         snap = self.memory.snapshot()  # indexes what changed since last time, then builds the catalogue
+        # What the first refusal would build in its ask (seconds on a large fleet's first
+        # room, with empty panes), built while the status line says indexing: READY is ready.
+        prepare = getattr(self.memory, "prepare", None)
+        if prepare is not None:
+            prepare()
         reports = self.memory.last_reports
         self.post_message(
             FleetLoaded(
@@ -141,6 +150,14 @@ class KbApp(App):
         # its full passes run while the person pauses (kbtui/idle_gc.py).
         self.idle_gc.start()
         self.settled = True
+        self.main.text_leg_ready()
+
+    @property
+    def building_text(self) -> bool:
+        """The in-memory text leg is still being built (FTS5 answers meanwhile, the same
+        ranking): the status line says so. Never in snapshot mode, whose screens must not
+        depend on when a thread finished."""
+        return self.loaded is not None and not self.settled and not self.stable
 
     def on_fleet_loaded(self, message: FleetLoaded) -> None:
         self.loaded = message
@@ -242,11 +259,20 @@ class KbApp(App):
         if name == "main":
             return
         if name == "eval":  # kept: its last report is still there when it comes back
-            if self._eval_screen is None:
-                self._eval_screen = screen_class("eval")()
-            self.push_screen(self._eval_screen)
+            # Installed, not only held: a popped screen that is not installed is removed (its
+            # message loop ends), and pushing it again stacked a screen nothing drew.
+            if not self.is_screen_installed("eval"):
+                self.install_screen(screen_class("eval")(), "eval")
+            self.push_screen("eval")
         else:
             self.push_screen(screen_class(name)())
+
+    def action_help(self) -> None:
+        """The help screen, over whatever is in front: Escape comes back to it."""
+        from .help_screen import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
 
     def open_reader(self, base: str, path: str, answer=None, *, line: int | None = None) -> None:
         from .reader import ReaderScreen

@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-def _rows() -> tuple[tuple[str, str, str], ...]:
+def palette_rows() -> tuple[tuple[str, str, str], ...]:
     """(title, help, action on the app): screens, then panes and purposes from their own lists,
     so a new pane or purpose appears here without an edit."""
     from engine.purpose.weights import PURPOSES
@@ -23,7 +23,7 @@ def _rows() -> tuple[tuple[str, str, str], ...]:
     )
     panes = tuple((f"Pane: {p.TITLE.split(' (')[0].lower()}", p.HELP, f"pane('{p.NAME}')") for p in PANES)
     purposes = (("Purpose: off", "the plain fused order (RRF; F7 cycles on the main screen)", "purpose('off')"),) + tuple(
-        (f"Purpose: {p.name}", p.reason, f"purpose('{p.name}')") for p in PURPOSES.values()
+        (f"Purpose: {p.name}", p.plain or p.reason, f"purpose('{p.name}')") for p in PURPOSES.values()
     )
     tools = (
         ("Reindex now", "bring every base's index up to date and ask again", "reindex"),
@@ -35,12 +35,12 @@ def _rows() -> tuple[tuple[str, str, str], ...]:
 
 class KbCommands(Provider):
     async def discover(self) -> Hits:
-        for title, help_text, action in _rows():
+        for title, help_text, action in palette_rows():
             yield DiscoveryHit(title, partial(self.app.run_action, action), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, action in _rows():
+        for title, help_text, action in palette_rows():
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(self.app.run_action, action), help=help_text)

@@ -127,7 +127,7 @@ class GatePane(Pane):
     """Scrolls when the terminal is short; the arithmetic is never cut."""
 
     NAME, TITLE, FOCUS, GRID_SLOT = "gate", "Gate", "#gate-scroll", 3
-    HELP = "the floor arithmetic with this fleet's numbers"
+    HELP = "why it is a hit, a guess or nothing: the floor's sum with this fleet's numbers"
     DEFAULT_CSS = """
     GatePane #gate-scroll { padding: 0 1; }
     MainScreen.-wide.-tall GatePane { column-span: 6; }

@@ -77,7 +77,7 @@ class KeywordPane(Pane):
     """Table of the keyword ranking plus the per-term arithmetic of the highlighted row."""
 
     NAME, TITLE, FOCUS, GRID_SLOT = "keywords", "Keywords", "#keyword-table", 0
-    HELP = "the keyword ranking and its arithmetic"
+    HELP = "which labels matched the question, and the sum behind each score"
     # Space says what it will do: two bindings on one key, the one that applies is shown.
     # Not a letter: a letter typed on a pane starts a question (main_screen.on_key).
     BINDINGS = [

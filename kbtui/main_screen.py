@@ -22,6 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
+from engine.purpose import PURPOSE_NAMES
 from engine.query import Query
 
 from .frame_hold import FrameHold
@@ -32,7 +33,7 @@ from .pane import Pane
 from .question_input import QuestionInput
 from .reading_pane import ReadingPane
 from .species_pane import SpeciesPane
-from .verdict_bar import VerdictBar
+from .verdict_bar import BUILDING_SAYS, VerdictBar
 
 # The panes in tab order (F6 and Tab visit them in this order after the question). A new pane
 # is a Pane subclass named here; its grid place is its GRID_SLOT.
@@ -55,14 +56,20 @@ class MainScreen(Screen):
     # One focus ring at every size: the question, then each pane. F6 and Tab walk it; at
     # 80x24 the tab shown follows focus. Escape always comes back to the question.
     BINDINGS = [
-        Binding("f6", "focus_step(1)", "Pane", id="main.next_pane"),
-        Binding("shift+f6", "focus_step(-1)", "Previous pane", show=False, id="main.previous_pane"),
-        Binding("tab", "focus_step(1)", "Next pane", show=False, id="main.tab"),
-        Binding("shift+tab", "focus_step(-1)", "Previous pane", show=False, id="main.shift_tab"),
-        Binding("escape", "focus_question", "Question", id="main.question"),
-        Binding("f7", "app.next_purpose", "Purpose", id="main.purpose"),
-        Binding("ctrl+l", "clear_question", "Clear", show=False, id="main.clear"),
-        Binding("down", "leave_question", "Reading list", show=False, id="main.leave_question"),
+        # The tooltips are what the help screen (F1) says each key does.
+        Binding("f6", "focus_step(1)", "Pane", tooltip="the next pane", id="main.next_pane"),
+        Binding("shift+f6", "focus_step(-1)", "Previous pane", show=False, tooltip="the pane before",
+                id="main.previous_pane"),
+        Binding("tab", "focus_step(1)", "Next pane", show=False, tooltip="the next pane", id="main.tab"),
+        Binding("shift+tab", "focus_step(-1)", "Previous pane", show=False, tooltip="the pane before",
+                id="main.shift_tab"),
+        Binding("escape", "focus_question", "Question", tooltip="back to the question box", id="main.question"),
+        Binding("f7", "app.next_purpose", "Purpose",
+                tooltip="the reading list's order: " + ", ".join(("off", *PURPOSE_NAMES)) + ", in turn",
+                id="main.purpose"),
+        Binding("ctrl+l", "clear_question", "Clear", show=False, tooltip="clear the question", id="main.clear"),
+        Binding("down", "leave_question", "Reading list", show=False,
+                tooltip="from the question box: into the reading list, asking nothing", id="main.leave_question"),
     ]
 
     def __init__(self, **kw) -> None:
@@ -323,7 +330,7 @@ class MainScreen(Screen):
         app = self.app
         self.answer, self.answer_qid = answer, qid
         with app.batch_update():
-            self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable)
+            self.query_one(VerdictBar).show_answer(answer, show_timing=not app.stable, building=app.building_text)
             self._paint_panes()
         if app.rerank and answer.results and hasattr(app.memory, "rerank"):
             self._rerank(qid, answer)
@@ -360,7 +367,10 @@ class MainScreen(Screen):
 
     def _show_empty(self) -> None:
         self.answer = None
-        self.query_one(VerdictBar).show_waiting(*self.ready_lines())
+        if self.app.loaded is None:
+            self.query_one(VerdictBar).show_waiting(*self.ready_lines())
+        else:
+            self.query_one(VerdictBar).show_ready(*self.ready_lines())
         for pane in self.panes():
             pane.clear()
             pane.forget()
@@ -375,12 +385,23 @@ class MainScreen(Screen):
             return ("indexing the fleet…",)
         how = f"{loaded.reindexed} note{'s' if loaded.reindexed != 1 else ''} indexed now" if loaded.reindexed \
             else "index up to date"
-        # Whole at 100 columns for any fleet, and at 80 (73 cells after the badge) for the demo
-        # and a found index. A first build with five-digit figures (60,000 chunks, 5,230
-        # notes) drops the hint's tail rather than cutting it: the figures stay exact, and a
-        # miss's own reply says that Enter records it.
-        head = f"ready: {loaded.chunks} chunks, {how}; type to ask"
-        return (head + ", Enter records a miss", head)
+        # Under the READY badge: what to do, then where every key is. Whole at 80 columns
+        # for the demo and a found index; a first build with five-digit figures (60,000
+        # chunks, 5,230 notes) drops the tail rather than cutting it, and the figures stay
+        # exact. Enter's miss log is said by a miss's own reply, where it applies.
+        head = f"{loaded.chunks} chunks, {how}. Type a question"
+        if self.app.building_text:
+            # The building notice goes before the F1 hint does: it is the one that passes.
+            return (head + f" ({BUILDING_SAYS}); F1 for help", head + f" ({BUILDING_SAYS})", head + "; F1 for help",
+                    head)
+        return (head + "; F1 lists every key", head + "; F1 for help", head)
+
+    def text_leg_ready(self) -> None:
+        """The in-memory text leg is built: the status line stops saying it is building."""
+        if self.answer is not None:
+            self.query_one(VerdictBar).show_answer(self.answer, show_timing=not self.app.stable)
+        elif self._ready and not self.query_one("#question", Input).value.strip():
+            self.query_one(VerdictBar).show_ready(*self.ready_lines())
 
     def fleet_loaded(self, message: FleetLoaded) -> None:
         self._ready = True

@@ -11,8 +11,10 @@ from .history import History
 
 class QuestionInput(Input):
     BINDINGS = [
-        Binding("up", "history_older", "Older question", show=False, id="question.older"),
-        Binding("down", "history_newer", "Newer question", show=False, id="question.newer"),
+        Binding("up", "history_older", "Older question", show=False, tooltip="the question asked before (history)",
+                id="question.older"),
+        Binding("down", "history_newer", "Newer question", show=False,
+                tooltip="back towards the newest, when going through the history", id="question.newer"),
     ]
 
     def __init__(self, history: History, **kw) -> None:

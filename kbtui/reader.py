@@ -165,6 +165,28 @@ def sections_of(source: str, hit_line: int = 0) -> list[tuple[int, str]]:
     return [(first, text) for first, text, _ in _sections(source, hit_line)]
 
 
+def fields_apart(text: str) -> str:
+    """`text` with a markdown hard break after a field line (Search for, Exists to, a date)
+    and before one, outside code fences: written one a line, as `kb label` writes them, they
+    are shown one a line, not run into a paragraph. Only line ends change (two spaces), so
+    every source line is still the row it was."""
+    from engine.notes import is_field_line
+
+    lines = text.split("\n")
+    fenced = False
+    for i, line in enumerate(lines[:-1]):
+        if _is_fence(line):
+            fenced = not fenced
+            continue
+        nxt = lines[i + 1]
+        if fenced or not line.strip() or not nxt.strip() or _is_fence(nxt):
+            continue
+        if is_field_line(line) or is_field_line(nxt):
+            body = line.rstrip("\r")
+            lines[i] = body.rstrip(" \t") + "  " + line[len(body):]
+    return "\n".join(lines)
+
+
 def render_note(text: str, first_line: int, width: int, terms,
                 hit_line: int = 0) -> tuple[list[Strip], list[tuple[int, int]], list[int]]:
     """`text` (starting at source line `first_line`) rendered at `width`, section by section,
@@ -185,7 +207,7 @@ def render_note(text: str, first_line: int, width: int, terms,
             # gets the one blank row it had in the whole (a list brings its own).
             rows.append(Strip.blank(width))
         anchors.append((first_line + offset - 1, len(rows)))
-        for line in console.render_lines(RichMarkdown(section), options, pad=False):
+        for line in console.render_lines(RichMarkdown(fields_apart(section)), options, pad=False):
             plain = "".join(seg.text for seg in line)
             found = spans(plain, pattern)
             if found:

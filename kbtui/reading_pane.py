@@ -15,6 +15,7 @@ from engine.sentences import (
     NOTHING_WHY,
     SUGGEST_LEAD,
 )
+from engine.rrf import RRF_K
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +30,9 @@ from .pane import Pane
 
 
 EXCERPT_LINES = 2
+# Under the list: what its numbers are (RRF: each scorer's list gives 1/(K + rank), added).
+SCORE_SAYS = f"score: 1/({RRF_K}+rank) from each list, added · space: why"
+SCORE_SAYS_PURPOSE = "score: share of the top row's · space: why"
 
 
 def shown_score(r, top_fused: int | None) -> float:
@@ -88,9 +92,9 @@ def suggestions_text(answer, *, fleet_root_name: str = "") -> Text:
 
 class ReadingPane(Pane):
     NAME, TITLE, FOCUS, GRID_SLOT = "reading", "Reading list", "#reading-list", 1
-    HELP = "the fused reading list"
+    HELP = "the notes to read, both scorers' lists fused (RRF)"
     # Space, not a letter: a letter typed on the list starts a question (main_screen.on_key).
-    BINDINGS = [Binding("space", "why", "Why", id="reading.why")]
+    BINDINGS = [Binding("space", "why", "Why", tooltip="why this row is where it is: its sum", id="reading.why")]
     DEFAULT_CSS = """
     ReadingPane #suggestions { height: auto; padding: 0 1 1 1; }
     ReadingPane #suggestions.-hidden { display: none; }
@@ -135,6 +139,8 @@ class ReadingPane(Pane):
             sug.remove_class("-hidden")
         purpose = next((r.fusion.get("purpose") for r in answer.results if r.fusion), None)
         self.border_title = f"{self.TITLE} (purpose: {purpose}; share of top)" if purpose else self.TITLE
+        # What the number on each row is, where it is read (F1's glossary says more).
+        self.border_subtitle = SCORE_SAYS_PURPOSE if purpose else SCORE_SAYS
         self.show_results(answer.results)
 
     def signature(self, answer) -> object:
@@ -148,6 +154,7 @@ class ReadingPane(Pane):
 
     def clear(self) -> None:
         self.border_title = self.TITLE
+        self.border_subtitle = ""
         self.query_one("#suggestions", LineView).add_class("-hidden")
         self._ids = []
         self.query_one(LineList).clear()

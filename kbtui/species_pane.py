@@ -26,7 +26,9 @@ def fold_caption(answer) -> Text:
     if not a.totals:
         t.append("no agent scored: no owner", style="dim")
         return t
-    t.append("fold = best memory + best skills + best tools\n", style="dim")
+    # The seed's words, each said once in plain ones (F1's glossary has them too).
+    t.append("fold = best memory (what it knows) + best skills (how it works) + best tools (what it can use)\n",
+             style="dim")
     if not answer.gate.served:
         t.append("not served, so no owner is named", style="dim")
     elif a.margin is None:
@@ -48,7 +50,7 @@ def fold_caption(answer) -> Text:
 
 class SpeciesPane(Pane):
     NAME, TITLE, FOCUS, GRID_SLOT = "agents", "Agents (▸ owner)", "#species-table", 2
-    HELP = "the species table and the fold"
+    HELP = "each agent's best memory, skills and tools score, and their sum (the fold) that names the owner"
     DEFAULT_CSS = """
     SpeciesPane #species-table { height: auto; max-height: 1fr; }
     SpeciesPane #species-caption { height: auto; padding: 1 1 0 1; }

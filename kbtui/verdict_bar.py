@@ -22,8 +22,14 @@ VERDICT_STYLE = {
 }
 
 
-def verdict_text(answer, *, show_timing: bool = True) -> Text:
-    """One line: the verdict badge, then owner, top score vs floor, margin (and the time)."""
+# Said while the room's in-memory text leg builds (seconds on a large fleet): the answers
+# meanwhile come from FTS5 on disk, ranked the same, only slower.
+BUILDING_SAYS = "text index building"
+
+
+def verdict_text(answer, *, show_timing: bool = True, building: bool = False) -> Text:
+    """One line: the verdict badge, then owner, top score vs floor, margin (and the time;
+    and that the text index is still building, while it is)."""
     v = answer.verdict
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(VERDICT_LABEL[v], style=VERDICT_STYLE[v])
@@ -57,14 +63,19 @@ def verdict_text(answer, *, show_timing: bool = True) -> Text:
     t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
+    if building:
+        t.append(f"  · {BUILDING_SAYS}", style="dim")
     return t
 
 
-def waiting_text(message: str) -> Text:
+def waiting_text(message: str, badge: str = " … ") -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append(" … ", style="reverse dim")
+    t.append(badge, style="reverse dim" if badge == " … " else "bold reverse")
     t.append("  " + message, style="dim")
     return t
+
+
+READY = " READY "  # the room is indexed and waits for a question: not the … of work under way
 
 
 def error_text(message: str) -> Text:
@@ -80,13 +91,14 @@ class VerdictBar(Static):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self._waiting: tuple[str, ...] = ()  # a waiting line and its shorter forms, longest first
+        self._badge = " … "
 
-    def show_answer(self, answer, *, show_timing: bool = True) -> None:
+    def show_answer(self, answer, *, show_timing: bool = True, building: bool = False) -> None:
         self._waiting = ()
         self.set_class(answer.verdict == "hit", "-hit")
         self.set_class(answer.verdict == "guess", "-guess")
         self.set_class(answer.verdict == "nothing", "-nothing")
-        text = verdict_text(answer, show_timing=show_timing)
+        text = verdict_text(answer, show_timing=show_timing, building=building)
         if text.plain != self.content_plain():  # the same line again is not repainted
             self.update(text, layout=False)  # one line high whatever it says: a repaint
 
@@ -94,16 +106,21 @@ class VerdictBar(Static):
         content = self.content
         return getattr(content, "plain", str(content))
 
-    def show_waiting(self, message: str, *shorter: str) -> None:
+    def show_waiting(self, message: str, *shorter: str, badge: str = " … ") -> None:
         """`message`, or the first of `shorter` that fits the bar when it does not (chosen
         again on a resize): a shorter sentence rather than one cut mid-word."""
         self.remove_class("-hit", "-guess", "-nothing")
         self._waiting = (message, *shorter)
+        self._badge = badge
         self._show_fitting()
+
+    def show_ready(self, message: str, *shorter: str) -> None:
+        """The ready line: what to do next, under a READY badge."""
+        self.show_waiting(message, *shorter, badge=READY)
 
     def _show_fitting(self) -> None:
         width = self.content_size.width  # 0 before the first layout: the resize re-fits
-        texts = [waiting_text(m) for m in self._waiting]
+        texts = [waiting_text(m, self._badge) for m in self._waiting]
         fits = next((t for t in texts if width <= 0 or t.cell_len <= width), texts[-1])
         if fits.plain != self.content_plain():
             self.update(fits, layout=False)

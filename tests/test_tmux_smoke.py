@@ -18,36 +18,11 @@ import time
 import pytest
 
 from conftest import copy_demo
-from tui_support import REPO
+from tui_support import REPO, Tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 BUSY = "while True: pass"
-
-
-class Tmux:
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-
-    def __call__(self, *args: str, check: bool = True) -> str:
-        res = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20)
-        if check and res.returncode != 0:
-            raise AssertionError(f"tmux {' '.join(args)}: {res.stderr.strip()}")
-        return res.stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "room", "-S", "-200")
-
-    def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.screen()
-            assert "Traceback" not in screen, screen
-            if all(t in screen for t in texts):
-                return screen
-            if time.monotonic() > deadline:
-                raise AssertionError(f"never saw {texts} on screen:\n{screen}")
-            time.sleep(0.1)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -61,7 +36,7 @@ def test_the_room_in_a_real_terminal_with_both_cores_busy(tmp_path, size):
         tmux("-f", "/dev/null", "new-session", "-d", "-s", "room", "-x", str(size[0]), "-y", str(size[1]),
              *(x for k, v in env.items() for x in ("-e", f"{k}={v}")), command)
         tmux("set-option", "-t", "room", "remain-on-exit", "on")
-        tmux.wait_for("ready:", "chunks", timeout=60)
+        tmux.wait_for("READY", "chunks", timeout=60)
         for p in busy:
             p.kill()
         tmux("send-keys", "-t", "room", "-l", "how much protein per meal")

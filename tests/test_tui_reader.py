@@ -183,3 +183,38 @@ def test_escape_while_the_whole_note_is_still_being_built(tmp_path):
                 assert app.screen is app.main and app.is_running
             assert "HIT" in screen_text(app)
     asyncio.run(go())
+
+
+LABELLED_BY_KB = (  # as `kb label --write` puts a label under a title: one field a line, no blank between
+    "# ln\n\nSearch for: link, existing file, hard link\nExists to: > Create a hard link to a file\n"
+    "Updated: 2026-11-02\n\n> Create links to files and folders.\n\nMore text\non two lines.\n"
+)
+
+
+def test_the_label_lines_stay_one_a_line_as_written():
+    # They were run together into one paragraph: "Search for: link, existing file, hard link
+    # Exists to: > Create a hard link…". Prose lines still join as markdown joins them.
+    from kbtui.reader import render_note
+
+    rows, anchors, _ = render_note(LABELLED_BY_KB, 1, 100, ())
+    text = [r.text.rstrip() for r in rows]
+    assert "Search for: link, existing file, hard link" in text, text
+    assert "Exists to: > Create a hard link to a file" in text, text
+    assert "Updated: 2026-11-02" in text, text
+    assert "More text on two lines." in text, text
+
+
+def test_the_reader_shows_a_kb_labelled_note_one_field_a_line(tmp_path):
+    fleet = copy_demo(tmp_path / "demo")
+    (fleet / "zed" / "knowledge" / "ln.md").write_text(LABELLED_BY_KB)
+
+    async def go():
+        app = make_app(fleet)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await ready(pilot)
+            app.open_reader("zed", "knowledge/ln.md")
+            await wait_for(pilot, lambda: "Exists to" in screen_text(app), what="the note")
+            lines = [ln.strip() for ln in screen_text(app).splitlines()]
+            assert "Search for: link, existing file, hard link" in lines, lines
+            assert "Exists to: > Create a hard link to a file" in lines, lines
+    asyncio.run(go())

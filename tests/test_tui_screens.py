@@ -126,8 +126,8 @@ def test_one_agent_is_one_agent(tmp_path):
 
 def test_the_palette_lists_the_purposes_the_engine_declares(tmp_path):
     from engine.purpose.weights import PURPOSE_NAMES
-    from kbtui.commands import _rows
+    from kbtui.commands import palette_rows
 
-    titles = [t for t, _h, _a in _rows()]
+    titles = [t for t, _h, _a in palette_rows()]
     assert [t.removeprefix("Purpose: ") for t in titles if t.startswith("Purpose: ")] == ["off", *PURPOSE_NAMES]
-    assert not any("seed" in h for _t, h, _a in _rows())
+    assert not any("seed" in h for _t, h, _a in palette_rows())

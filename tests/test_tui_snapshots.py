@@ -145,6 +145,33 @@ def test_roster(snap_compare, tmp_path, size):
     assert snap_compare(app, terminal_size=size, run_before=before)
 
 
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_help(snap_compare, tmp_path, size):
+    """F1 from the main screen: the keys everywhere first, and the footer naming F1."""
+    app = make_app(copy_demo(tmp_path / "demo"))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=before)
+
+
+def test_help_glossary(snap_compare, tmp_path):
+    """The end of the help at 80x24: the seed's words in plain ones."""
+    app = make_app(copy_demo(tmp_path / "demo"))
+
+    async def before(pilot):
+        await ready(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=before)
+
+
 def test_eval_scrolled_to_gate_and_speed(snap_compare, tmp_path):
     """At 80x24 the summary is below the table: End takes the screen to GATE (drawn) and SPEED."""
     app = make_app(copy_demo(tmp_path / "demo"))

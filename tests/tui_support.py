@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -106,3 +109,52 @@ def add_flawed_note(fleet: Path) -> Path:
         "**Exists to:** Show what kb check says about a label with two keys\n\nBody.\n"
     )
     return note
+
+
+class Tmux:
+    """A real terminal: one tmux server on its own socket, with one session called `room`.
+    What only a terminal shows (what is drawn, not what is on the screen stack) is read with
+    capture-pane."""
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def __call__(self, *args: str, check: bool = True) -> str:
+        # Not COLUMNS and LINES: pytest sets them (80x24), the server started here passes them
+        # on, and Textual takes them over the terminal's size: every room would be 80x24.
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        res = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=20,
+                             env=env)
+        if check and res.returncode != 0:
+            raise AssertionError(f"tmux {' '.join(args)}: {res.stderr.strip()}")
+        return res.stdout
+
+    def start_room(self, fleet: Path, home: Path, size: tuple[int, int], *extra: str) -> None:
+        """`kbtui FLEET --no-watch` from this checkout in a `size` terminal, HOME in tmp."""
+        env = {"TERM": "xterm-256color", "HOME": str(home)}
+        command = f"cd {REPO} && exec {sys.executable} -m kbtui {fleet} --no-watch {' '.join(extra)}"
+        self("-f", "/dev/null", "new-session", "-d", "-s", "room", "-x", str(size[0]), "-y", str(size[1]),
+             *(x for k, v in env.items() for x in ("-e", f"{k}={v}")), command)
+        self("set-option", "-t", "room", "remain-on-exit", "on")
+
+    def keys(self, *keys: str) -> None:
+        self("send-keys", "-t", "room", *keys)
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "room", "-S", "-200")
+
+    def visible(self) -> str:
+        """Only the rows the terminal shows now (no scrollback)."""
+        return self("capture-pane", "-p", "-t", "room")
+
+    def wait_for(self, *texts: str, timeout: float = 30.0, gone: tuple[str, ...] = ()) -> str:
+        """The visible screen once it shows every one of `texts` and none of `gone`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.visible()
+            assert "Traceback" not in screen, screen
+            if all(t in screen for t in texts) and not any(g in screen for g in gone):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"never saw {texts} (without {gone}) on screen:\n{screen}")
+            time.sleep(0.1)

@@ -48,7 +48,8 @@ class Purpose:
     name: str
     weights: Weights
     half_life_ms: int  # recency halves once per half-life; read and reported even at weight 0
-    reason: str
+    reason: str  # why the weights are these (for whoever changes them)
+    plain: str = ""  # what the order favours, for whoever picks one (the room's palette)
 
 
 PURPOSES: dict[str, Purpose] = {
@@ -59,18 +60,21 @@ PURPOSES: dict[str, Purpose] = {
             Weights(text=8000, graph=1500, recency=0, boost=500),
             30 * DAY_MS,
             "text dominant with a co-mention link pull; recency exactly 0 because a small weight is a tiebreaker nobody asked for",
+            "the text match first, then notes linked to it; how old a note is does not count",
         ),
         Purpose(
             "conversation",
             Weights(text=6000, graph=1000, recency=2500, boost=500),
             7 * DAY_MS,
             "text 6000 exceeds the other three together (4000), so nothing lifts a row the question does not match; half-life 7 days is 'this week'",
+            "the text match first, and this week's notes ahead of older ones",
         ),
         Purpose(
             "workspace",
             Weights(text=2500, graph=6000, recency=1000, boost=500),
             30 * DAY_MS,
             "graph > 2 x text: one hop from an explicit anchor (6000 x 500,000) beats a perfect text match (2500 x 1,000,000); two hops do not",
+            "notes one link away from the best matches (or from the notes you name) ahead of the text order",
         ),
     )
 }
