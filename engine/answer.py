@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .coverage import coverage_line  # the one wording of the coverage line, on every surface
+from .stages.coverage import coverage_line  # the one wording of the coverage line, on every surface
 from dataclasses import asdict, dataclass, field
-from .textsearch import ChunkFields, ChunkText
+from .index.textsearch import ChunkFields, ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
@@ -50,7 +50,7 @@ class TextHit(ChunkFields):
 
     base: str
     path: str
-    score: float  # higher is better: FTS5's bm25() negated (engine/textsearch.py)
+    score: float  # higher is better: FTS5's bm25() negated (engine/index/textsearch.py)
     chunk: ChunkText  # the best chunk; the resident leg reads its text only when asked for
 
     @property
@@ -175,7 +175,7 @@ class Answer:
     confidence: Confidence
     agent: AgentChoice
     keyword: Sequence[KeywordHit]  # the ranking's KeywordHits (engine/memory.py), each built when read
-    text: Sequence[TextHit]  # the pool's TextHits (engine/textpool.py), each built when read
+    text: Sequence[TextHit]  # the pool's TextHits (engine/rank/textpool.py), each built when read
     results: tuple[Result, ...]
     indexed: Indexed
     unreachable: tuple[str, ...]
@@ -187,7 +187,7 @@ class Answer:
     timings: Timings = field(default_factory=Timings)
     stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
-    question_chars: int = 0  # the question's length when it was cut to `question` (engine/question.py)
+    question_chars: int = 0  # the question's length when it was cut to `question` (engine/rank/question.py)
     index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
 
     @property

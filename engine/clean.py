@@ -34,7 +34,7 @@ _NAME_UNSAFE = f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}{_SEPARATORS}{_BIDI}{_S
 # valid JSON that reads back to the same string (os.fsencode then gives the name's own bytes).
 _JSON_UNSAFE = f"[{_DEL_C1}{_BIDI}{_SURROGATES}]"
 # What would end a log line early or add one, and the controls a log read in a terminal must
-# not carry. U+2028/U+2029 are text: the logs end a line at "\n" alone (engine/textfile).
+# not carry. U+2028/U+2029 are text: the logs end a line at "\n" alone (engine/notes/textfile).
 _LINE_BREAKING = f"[{_C0_BUT_LAYOUT}{_TAB_NEWLINE}{_DEL_C1}]+"
 REPLACEMENT = "\ufffd"
 # Every character str.splitlines() ends a line at: what a value kept on one line of a note may

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from . import gate as gate_mod
-from .aliases import Alias, expand, load_aliases
+from .rank import gate as gate_mod
+from .notes.aliases import Alias, expand, load_aliases
 from .answer import (
     AgentChoice,
     Answer,
@@ -36,33 +36,33 @@ from .answer import (
     TextHit,
     Timings,
 )
-from . import catalogue_cache, collector, fleet_plans
-from .catalogue import Catalogue, Ranking, Scored
-from .covered import coverage, rule_on as coverage_rule_on
-from .excerpt import count_hits, excerpt
-from .fleet import FLEET_FILE, Fleet, discover
-from .fold import fold
-from .lazylist import LazyList
+from .index import catalogue_cache, collector, fleet_plans
+from .rank.catalogue import Catalogue, Ranking, Scored
+from .rank.covered import coverage, rule_on as coverage_rule_on
+from .rank.excerpt import count_hits, excerpt
+from .notes.fleet import FLEET_FILE, Fleet, discover
+from .rank.fold import fold
+from .rank.lazylist import LazyList
 from .clean import repaired
-from .nofollow import LinkRefused
-from .normalize import terms as normalise
-from .purpose import PURPOSE_DEFAULT_ON
+from .notes.nofollow import LinkRefused
+from .rank.normalize import terms as normalise
+from .stages.purpose import PURPOSE_DEFAULT_ON
 from .query import DEFAULT_TOP, Query, QueryError
-from .question import cut_question
+from .rank.question import cut_question
 from dataclasses import dataclass, replace
-from .rrf import rrf, rrf_top
-from .stemming import stem_question
-from .indexupdate import IndexReport
-from .notefiles import on_base
-from .notestore import FileRecord
-from .textindex import TextIndex
-from .textpool import TextHits, TextPool
-from .textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
+from .rank.rrf import rrf, rrf_top
+from .rank.stemming import stem_question
+from .index.indexupdate import IndexReport
+from .notes.notefiles import on_base
+from .index.notestore import FileRecord
+from .index.textindex import TextIndex
+from .rank.textpool import TextHits, TextPool
+from .index.textsearch import Fts5TextSearch, Matches, TextMatch, TextSearch, read_all
 
 if TYPE_CHECKING:
-    from .roster import Roster
+    from .notes.roster import Roster
 
-# The optional stages (engine/purpose, engine/rerank, the classifier), the resident leg, and
+# The optional stages (engine/stages/purpose, engine/stages/rerank, the classifier), the resident leg, and
 # what only a refusal, a claim or a miss needs, are imported where they run: a one-shot
 # `kb route` or `kb boot` runs on every prompt of a hook and pays for every module it
 # imports (docs/architecture.md, "The import rule"; tests/test_engine_cli.py checks).
@@ -103,8 +103,8 @@ class Reask:
     verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
     each what `ask` would give. No owner, no reading list, no hit built."""
 
-    question: str  # as read: repaired, and cut as a route cuts it (engine/question.py)
-    words: tuple[str, ...]  # its normalised words (engine/normalize.terms)
+    question: str  # as read: repaired, and cut as a route cuts it (engine/rank/question.py)
+    words: tuple[str, ...]  # its normalised words (engine/rank/normalize.terms)
     verdict: str
     keyword: "KeywordHits"
     text: tuple[TextHit, ...]  # the text leg's first `text_top` files, in the answer's order
@@ -165,9 +165,9 @@ class Memory:
         self.paths: tuple[str, ...] = tuple(os.fspath(p) for p in paths)  # as given: a second process opens them
         self.fleet: Fleet = discover(list(paths))
         self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
-        # A fleet of many bases reads its bases' openings from one file (engine/catalogue_cache.py).
+        # A fleet of many bases reads its bases' openings from one file (engine/index/catalogue_cache.py).
         self._fleet_openings = catalogue_cache.fleet_openings(os.fspath(self.fleet.root), self.indexes)
-        # ... and keeps its small bases' stale-check plans in one file (engine/fleet_plans.py).
+        # ... and keeps its small bases' stale-check plans in one file (engine/index/fleet_plans.py).
         self._fleet_plans = fleet_plans.for_fleet(
             os.fspath(self.fleet.root), [os.fspath(i.base.root) for i in self.indexes.values()])
         self._snapshot: Snapshot | None = None
@@ -179,17 +179,17 @@ class Memory:
         self.last_reports: list[IndexReport] = []
         self._pending_reindexed = 0
         self._roster: Roster | None = None
-        self._classifier = None  # engine.classifier.Classifier, made on the first question
+        self._classifier = None  # engine.stages.classifier.Classifier, made on the first question
         # A process that stays up (the reading room, kb serve) answers the text leg from
-        # postings in memory (engine/resident.py), ranked exactly as FTS5 ranks; a one-shot
+        # postings in memory (engine/index/resident.py), ranked exactly as FTS5 ranks; a one-shot
         # asks FTS5, which costs nothing to open. Memory alone chooses which.
         self._resident_wanted = resident
-        self._resident: dict = {}  # base -> engine.resident.ResidentText, built on first use
+        self._resident: dict = {}  # base -> engine.index.resident.ResidentText, built on first use
         self._resident_building: set[str] = set()
         self._resident_failed: set[str] = set()  # builds that raised: FTS5 answers these bases
         self._held = threading.local()  # one_state's snapshot, per thread
         self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # _covered_verdict's
-        # The coverage rule (engine/covered.py): `coverage_rule` when given (a verb's option),
+        # The coverage rule (engine/rank/covered.py): `coverage_rule` when given (a verb's option),
         # else fleet.txt's `coverage_rule = on`, else off; a typo in fleet.txt is refused here.
         self.coverage_rule: bool = coverage_rule_on(
             self.settings, coverage_rule, os.fspath(self.fleet.root / FLEET_FILE))
@@ -280,7 +280,7 @@ class Memory:
 
     def _build_snapshot(self, reports: list[IndexReport], checked: dict | None = None) -> Snapshot:
         # Each base's records and catalogue rows come from its opening cache when that is
-        # current (engine/catalogue_cache.py), decoded as a question needs them; a base whose
+        # current (engine/index/catalogue_cache.py), decoded as a question needs them; a base whose
         # stale check just read its cache is not looked up again.
         checked = checked or {}
         openings = {
@@ -310,7 +310,7 @@ class Memory:
             openings=openings,
         )
         if chunks >= collector.FREEZE_ABOVE_CHUNKS:
-            collector.out_of_sight()  # the one GC policy: engine/collector.py
+            collector.out_of_sight()  # the one GC policy: engine/index/collector.py
         return snap
 
     @property
@@ -330,8 +330,8 @@ class Memory:
 
         `question` is a Query, or the question's text with the Query's fields as keywords
         (top, offset, purpose, near, boosts, rerank, record_miss, with_passages, classify).
-        A purpose re-orders the reading list's pool (engine/purpose) and a rerank re-orders
-        the page (engine/rerank); the owner and the verdict never change. The Query is
+        A purpose re-orders the reading list's pool (engine/stages/purpose) and a rerank re-orders
+        the page (engine/stages/rerank); the owner and the verdict never change. The Query is
         carried on the answer, so a later stage reads how the page was asked.
         """
         if isinstance(question, Query):
@@ -342,7 +342,7 @@ class Memory:
             query = Query(question, **options)
         # Bytes that arrived undecoded (LC_ALL=C, an argument holding \xff) would make every
         # writer of this answer raise: the question is repaired once, here (engine/clean.py).
-        # Then cut (engine/question.py), so the scorers, the rerank and the miss log all see the
+        # Then cut (engine/rank/question.py), so the scorers, the rerank and the miss log all see the
         # same question, and the answer says how long it was.
         fixed, question_chars = cut_question(repaired(query.question))
         if fixed != query.question:
@@ -360,7 +360,7 @@ class Memory:
 
     def reask(self, question: str, *, text_top: int, texts: dict | None = None) -> Reask:
         """`ask(question, record_miss=False, top=0, classify=False)` cut to what the miss
-        review reads (engine/missreview.py): the same verdict, keyword ranking, suggestions
+        review reads (engine/review/missreview.py): the same verdict, keyword ranking, suggestions
         and first `text_top` text hits, without the owner's fold, the page or the Answer.
 
         texts: the text leg's answers kept across questions asked of one state (a review's),
@@ -380,7 +380,7 @@ class Memory:
 
     def _held_key(self, terms: list[str], question: str, keep: int) -> tuple | None:
         """All the text leg's first `keep` hits depend on when every base answers from memory:
-        each base's stems its chunks hold (engine/resident.held_stems). None otherwise."""
+        each base's stems its chunks hold (engine/index/resident.held_stems). None otherwise."""
         if not self._resident_wanted:
             return None
         stems = None
@@ -401,7 +401,7 @@ class Memory:
         """The purpose stage's checked options, or None when the stage is off."""
         if query.purpose is None and query.near is None and not query.boosts and not PURPOSE_DEFAULT_ON:
             return None
-        from .purpose.reading import options_for
+        from .stages.purpose.reading import options_for
 
         return options_for(query.purpose, query.near, query.boosts, bases=self._base_roots())
 
@@ -460,7 +460,7 @@ class Memory:
             fused = rrf(_ids(keyword), _text_ids(text))
         fusion = None
         if fusion_options is not None:
-            from .purpose.reading import fuse_reading_list
+            from .stages.purpose.reading import fuse_reading_list
 
             fusion = fuse_reading_list(
                 fused, options=fusion_options, snapshot=snap, records=snap.records, base_roots=self._base_roots(),
@@ -537,7 +537,7 @@ class Memory:
         the answer's own). Owner and verdict are never touched. Raises the stage's typed
         refusals; RerankBudgetExceeded carries the un-reranked rows.
         """
-        from .rerank.reading import rerank_answer
+        from .stages.rerank.reading import rerank_answer
 
         return rerank_answer(self, answer, request, top=top)
 
@@ -550,7 +550,7 @@ class Memory:
 
     def warm_rerank(self, request: object = True) -> dict:
         """Pay the cross-encoder's one-time load now (it is never charged to a rerank's budget)."""
-        from .rerank.reading import warm_for
+        from .stages.rerank.reading import warm_for
 
         return warm_for(self, request)
 
@@ -572,14 +572,14 @@ class Memory:
     def roster(self) -> Roster:
         """Who is in the fleet, what each does and where it stops (fleet.txt + agent.txt)."""
         if self._roster is None:
-            from .roster import roster_of
+            from .notes.roster import roster_of
 
             self._roster = roster_of(self.fleet)
         return self._roster
 
     def _classified(self, question: str, keyword: Sequence[KeywordHit], fold_choice: AgentChoice) -> AgentChoice:
-        from .classifier import Classifier, choose
-        from .dossier import build_dossier
+        from .stages.classifier import Classifier, choose
+        from .stages.dossier import build_dossier
 
         if self._classifier is None:
             self._classifier = Classifier(self.roster)
@@ -594,9 +594,9 @@ class Memory:
         """Measure a claim against the bases: ADD, UPDATE or NOOP, with the passage as evidence.
 
         With `write` and at least one key, `path` (a new note inside one of the bases) is
-        written atomically, never over an existing file, and indexed. See engine/remember.py.
+        written atomically, never over an existing file, and indexed. See engine/review/remember.py.
         """
-        from .remember import remember
+        from .review.remember import remember
 
         return remember(self, claim, path, write=write, keys=keys, title=title, purpose=purpose)
 
@@ -609,7 +609,7 @@ class Memory:
         """
         if answer.gate.served or not answer.question.strip():
             return None
-        from .misses import misses_path, record
+        from .review.misses import misses_path, record
 
         path = misses_path(self.fleet.root)
         today = time.strftime("%Y-%m-%d")  # today's local date, as date.today().isoformat() (no datetime import)
@@ -629,7 +629,7 @@ class Memory:
     # -- the legs ----------------------------------------------------------------------
 
     def _covered_verdict(self, top, q_terms: list[str], snap: Snapshot | None = None) -> str:
-        """hit, or guess when the top entry holds too few of the question's words (engine/covered.py)."""
+        """hit, or guess when the top entry holds too few of the question's words (engine/rank/covered.py)."""
         idx = self.indexes.get(top.base)
         label = " ".join((top.title, top.purpose, *top.keys))
         if idx is None:
@@ -696,7 +696,7 @@ class Memory:
 
         A one-shot reads each small base's vocabulary from its opening cache: a base holding
         none of the words is not opened, and the rest are asked best ceiling first (the best
-        score any of their files can reach, engine/catalogue_cache.text_ceiling), after the
+        score any of their files can reach, engine/index/catalogue_cache.text_ceiling), after the
         bases without one, so the leg stops at the first that cannot reach the pool. A
         process that stays up searches every base (its snapshot may be older than an index
         another process just wrote)."""
@@ -733,7 +733,7 @@ class Memory:
         return leg
 
     def _build_resident(self, name: str, idx: TextIndex) -> None:
-        from .resident import ResidentText
+        from .index.resident import ResidentText
 
         try:
             with _RESIDENT_BUILDS:

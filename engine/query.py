@@ -32,7 +32,7 @@ class Query:
     purpose: str | bool | None = None  # documents | conversation | workspace; False = off; None = the default
     near: tuple[str, ...] | None = None  # purpose anchors: "base/path" ids or note paths
     boosts: tuple[Any, ...] = ()  # purpose boost rules, "field=value:amount" or parsed
-    rerank: Any = None  # None, or an engine.rerank.reading.RerankRequest (True/False accepted and normalised)
+    rerank: Any = None  # None, or an engine.stages.rerank.reading.RerankRequest (True/False accepted and normalised)
     record_miss: bool = True  # log a refusal to kb-misses.txt
     with_passages: bool = True  # each row carries its best passage
     classify: bool = True  # consult fleet.txt's classifier, when one is named
@@ -52,7 +52,7 @@ class Query:
         if self.rerank is False:
             object.__setattr__(self, "rerank", None)
         elif self.rerank is not None:
-            from .rerank.reading import RerankRequest  # an optional stage: imported when asked for
+            from .stages.rerank.reading import RerankRequest  # an optional stage: imported when asked for
 
             object.__setattr__(self, "rerank", RerankRequest.of(self.rerank))
 

@@ -10,12 +10,12 @@ import json
 
 from .answer import Answer
 from .clean import escaped, json_safe, repaired, shown
-from .coverage import chooser_line, coverage_line
-from .gate import MIN_ENTRIES_TO_ROUTE
-from .question import MAX_QUESTION_CHARS
+from .stages.coverage import chooser_line, coverage_line
+from .rank.gate import MIN_ENTRIES_TO_ROUTE
+from .rank.question import MAX_QUESTION_CHARS
 from .sentences import INDEX_REBUILT, INDEX_REBUILT_VERSION, LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
-from .terms import fusion_parts
-from .indexupdate import IndexReport
+from .rank.terms import fusion_parts
+from .index.indexupdate import IndexReport
 
 
 
@@ -88,7 +88,7 @@ def verdict_line(a: Answer) -> str:
 
 
 def who_lines(a: Answer) -> list[str]:
-    """Who chose the agent when a classifier was asked, and the coverage line (engine/coverage)."""
+    """Who chose the agent when a classifier was asked, and the coverage line (engine/stages/coverage)."""
     out = []
     chooser = chooser_line(a.agent)
     if chooser:

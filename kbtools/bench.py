@@ -143,7 +143,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Measure one fleet. Returns the report as plain data (what `--json` prints)."""
     from engine.memory import Memory
-    from engine.fts5search import PRUNE_ABOVE_CHUNKS, fts_expression
+    from engine.index.fts5search import PRUNE_ABOVE_CHUNKS, fts_expression
 
     say = progress or (lambda s: None)
     # Absolute: the fresh processes below run from the directory `engine` is imported from.
@@ -196,7 +196,7 @@ def run_bench(
     sent_of = {q: {b: idx.sent_terms(terms_of[q]) for b, idx in memory.indexes.items()} for q in questions}
     pruned = sum(1 for q in questions if any(len(s) < len(terms_of[q]) for s in sent_of[q].values() if terms_of[q]))
     conns = {b: idx.conn() for b, idx in memory.indexes.items()}
-    # The resident leg (engine/resident.py), as the reading room and kb serve hold it: built
+    # The resident leg (engine/index/resident.py), as the reading room and kb serve hold it: built
     # once here (its build time reported), then asked the same questions.
     say("building the resident text leg")
     resident = Memory(paths, update=False, resident=True)
@@ -338,7 +338,7 @@ def _repo_root() -> str:
 
 def _tokens(text: str) -> list[str]:
     """FTS5's unicode61 remove_diacritics 2, approximated: folded, split on non-alphanumerics."""
-    from engine.normalize import _SPLIT, fold
+    from engine.rank.normalize import _SPLIT, fold
 
     return [w for w in _SPLIT.split(fold(text)) if w]
 
@@ -354,7 +354,7 @@ def _bm25s(memory, questions, terms_of, sent_of, engine_text_ms, *, fresh: bool)
     t0 = time.perf_counter()
     models = {}
     for b, idx in memory.indexes.items():
-        # The stemmed columns: the tokens FTS5 indexes (engine/stemming.py).
+        # The stemmed columns: the tokens FTS5 indexes (engine/rank/stemming.py).
         rows = idx.conn().execute("SELECT rowid, heading_stems, body_stems FROM chunks ORDER BY rowid").fetchall()
         if not rows:
             continue
@@ -441,8 +441,8 @@ print(len(best))
 
 def _probe_index(paths: list[str]) -> dict[str, Any]:
     """Full build of every base into scratch files, then a no-op re-index of the same."""
-    from engine.fleet import discover
-    from engine.textindex import TextIndex
+    from engine.notes.fleet import discover
+    from engine.index.textindex import TextIndex
 
     fleet = discover(paths)
     out: dict[str, Any] = {"bases": {}}

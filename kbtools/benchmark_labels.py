@@ -119,8 +119,8 @@ def main(argv: list[str]) -> int:
             parser.error(f"{path}: {what}")
     questions = load_questions(qpath)
 
-    from engine.fleet import copy_notes, discover
-    from engine.labelcli import collect, write_all
+    from engine.notes.fleet import copy_notes, discover
+    from engine.review.labelcli import collect, write_all
     from engine.memory import Memory
 
     with tempfile.TemporaryDirectory(prefix="kb-labels-bench-") as tmp:

@@ -3,7 +3,7 @@ asserts nothing.
 
 Each engine is a source tree (a git worktree, or `git archive` of a commit) with a mode:
 `auto` builds as `kb index` does; `one` keeps the build in one process; `two` prepares the
-notes in a second process whatever the load (engine/prepworker.py). Each engine indexes a
+notes in a second process whatever the load (engine/index/prepworker.py). Each engine indexes a
 copy of its own of the haystack, from nothing, once per round; the engines take turns in
 every round (A B C, A B C, ...), so a change in the machine's load falls on all of them.
 Each build's wall time, user and system CPU (the process and its children) and peak RSS are
@@ -32,7 +32,7 @@ _CHILD = """
 import sys
 mode = sys.argv[1]
 if mode != "auto":
-    import engine.indexupdate as update
+    import engine.index.indexupdate as update
     update.worker_wanted = lambda n_bytes: mode == "two"
 from engine.cli import main
 sys.exit(main(["index", sys.argv[2]]))

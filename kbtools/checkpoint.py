@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.rerank.errors import RerankUnavailable
+from engine.stages.rerank.errors import RerankUnavailable
 from .safetensors import read_safetensors
 
 

@@ -365,8 +365,8 @@ class _BaseWriter:
         return rel, text, meta
 
     def write(self) -> None:
-        from engine.chunking import chunk_sections
-        from engine.notes import parse_note
+        from engine.notes.chunking import chunk_sections
+        from engine.notes.note import parse_note
 
         self.root.mkdir(parents=True, exist_ok=True)
         role = _ROLES[self.index % len(_ROLES)]

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.atomic import write_atomic
+from engine.notes.atomic import write_atomic
 from .checkpoint import BertGeometry, load_weights, read_config, reference_logits
-from engine.rerank.errors import RerankUnavailable
+from engine.stages.rerank.errors import RerankUnavailable
 
 # The export must agree with the numpy reference this closely, on every logit of the probe.
 IMPORT_TOLERANCE = 1e-4

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 from engine import Memory
-from engine.fleet import copy_notes
-from engine.misses import MissEntry, read_log, render_log
-from engine.missreview import NEAR_DEFAULT
-from engine.missworker import review_misses
-from engine.normalize import words
+from engine.notes.fleet import copy_notes
+from engine.review.misses import MissEntry, read_log, render_log
+from engine.review.missreview import NEAR_DEFAULT
+from engine.review.missworker import review_misses
+from engine.rank.normalize import words
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -16,9 +16,9 @@ import random
 import statistics
 import time
 
-from engine.purpose.links import undirected
-from engine.purpose.stage import PoolRow, order_pool
-from engine.purpose.weights import DAY_MS, PURPOSE_NAMES
+from engine.stages.purpose.links import undirected
+from engine.stages.purpose.stage import PoolRow, order_pool
+from engine.stages.purpose.weights import DAY_MS, PURPOSE_NAMES
 
 NOW_MS = 1_788_998_400_000
 POOLS = (100, 500, 1000)

@@ -37,8 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.normalize import unique_terms, words
-from engine.fts5search import fts_expression
+from engine.rank.normalize import unique_terms, words
+from engine.index.fts5search import fts_expression
 
 CUTOFF_NDCG = 10
 CUTOFF_MAP = 100
@@ -188,7 +188,7 @@ def _chunk_table(con: sqlite3.Connection, name: str, rows) -> None:
 
 
 def _best_chunk_rank(con: sqlite3.Connection, name: str, terms: list[str]) -> list[str]:
-    """Documents at their best chunk, ties by path: the engine's rule (engine/textindex.py)."""
+    """Documents at their best chunk, ties by path: the engine's rule (engine/index/textindex.py)."""
     if not terms:
         return []
     return [
@@ -205,9 +205,9 @@ def run(col: Collection, limit: int | None, per_query: dict[str, list[float]] | 
     """Each system's mean nDCG@10 and MAP@100; `per_query`, when given, receives each
     system's nDCG@10 question by question (the same question order for every system)."""
     from engine.memory import Memory
-    from engine.normalize import words
-    from engine.stemming import index_stems, note_language, stem_question
-    from engine.stopwords import STOPWORDS
+    from engine.rank.normalize import words
+    from engine.rank.stemming import index_stems, note_language, stem_question
+    from engine.rank.stopwords import STOPWORDS
 
     qids = sorted(col.queries, key=lambda q: (len(q), q))[: limit or None]
     rankings: dict[str, dict[str, list[str]]] = {}

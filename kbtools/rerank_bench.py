@@ -120,7 +120,7 @@ class _Job:
 
 
 def _job(label: str, model_dir: Path, precision: str, k: int, words: int, threads: int | None, spin: bool | None = None) -> _Job:
-    from engine.rerank.stage import Candidate, RerankStage
+    from engine.stages.rerank.stage import Candidate, RerankStage
 
     stage = RerankStage(model_dir, precision, threads, spin=spin)
     stage.warm()  # the load is not part of the leg
@@ -146,7 +146,7 @@ def time_jobs(jobs: Sequence[_Job], runs: int) -> None:
 
 def parity(model_dir: Path, n: int = 256, threads: int | None = None) -> dict[str, Any]:
     """fp32 vs int8 served order over one question and n rows: top-32 overlap, Spearman, first differing rank."""
-    from engine.rerank.stage import Candidate, RerankStage, order_with_ties
+    from engine.stages.rerank.stage import Candidate, RerankStage, order_with_ties
 
     texts = rows_of(30, n, seed=99)
     cands = [Candidate(id=f"r{i}", text=t) for i, t in enumerate(texts)]
@@ -177,7 +177,7 @@ def parity(model_dir: Path, n: int = 256, threads: int | None = None) -> dict[st
 
 def int8_isolation(model_dir: Path, n: int = 12) -> dict[str, float]:
     """Why int8 runs one pair per call: a pair's logit alone vs inside one padded batch of n."""
-    from engine.rerank.model import CrossEncoder
+    from engine.stages.rerank.model import CrossEncoder
 
     m = CrossEncoder(model_dir, "int8")
     pairs = m.pairs(m.question_ids(QUESTION), rows_of(30, n, seed=5) + rows_of(120, 2, seed=6))

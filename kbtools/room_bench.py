@@ -102,7 +102,7 @@ def _bench_app_class():
 
 
 def _copy(fleet: Path, into: Path) -> Path:
-    from engine.fleet import copy_notes  # here, like every engine import: a child's start is measured
+    from engine.notes.fleet import copy_notes  # here, like every engine import: a child's start is measured
 
     dst = into / fleet.name
     return copy_notes(fleet, dst)

@@ -11,7 +11,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from engine.rerank.errors import RerankUnavailable
+from engine.stages.rerank.errors import RerankUnavailable
 
 _DTYPES = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?"}
 
@@ -63,7 +63,7 @@ def write_safetensors(path: str | Path, tensors: dict[str, Any], metadata: dict[
     """Write tensors (numpy arrays) atomically; used by the tests to make a checkpoint."""
     import numpy as np
 
-    from engine.atomic import write_atomic
+    from engine.notes.atomic import write_atomic
 
     names = {v: k for k, v in _DTYPES.items()}
     header: dict[str, Any] = {}

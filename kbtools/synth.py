@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from engine.atomic import write_atomic
+from engine.notes.atomic import write_atomic
 from .safetensors import write_safetensors
 
 # The public ms-marco-MiniLM-L-6-v2 geometry: what the benchmark must be measured at.

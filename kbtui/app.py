@@ -25,8 +25,8 @@ from .main_screen import MainScreen
 from .messages import FleetChanged, FleetLoaded, RoomSettled
 from .watch import describe_changes, is_watched
 
-from engine.notefiles import on_base
-from engine.purpose.weights import PURPOSE_NAMES
+from engine.notes.notefiles import on_base
+from engine.stages.purpose.weights import PURPOSE_NAMES
 
 # F7 cycles the reading list's order: plain fusion, then each purpose the engine declares.
 PURPOSE_CYCLE = ("off", *PURPOSE_NAMES)
@@ -334,8 +334,8 @@ def serve(args: argparse.Namespace, argv: list[str]) -> int:
 
 def visitor_command(argv: list[str]) -> str:
     """The shell command each visitor's process runs: this one's, without --serve, of this
-    copy of kbtui whatever folder the server was started in (engine/owncode.py)."""
-    from engine.owncode import python_running
+    copy of kbtui whatever folder the server was started in (engine/notes/owncode.py)."""
+    from engine.notes.owncode import python_running
 
     rest = [a for a in argv if a not in ("--serve",)]
     rest = _drop_opt(_drop_opt(rest, "--host"), "--port")

@@ -10,7 +10,7 @@ from textual import work
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from engine.check import check
+from engine.review.check import check
 
 from .clean import one_line
 from .messages import CheckFinished
@@ -37,7 +37,7 @@ def _where(f) -> str:
 
 
 def run_check(memory) -> list:
-    """The engine's findings for this fleet (engine/check.py, the same as `kb check`)."""
+    """The engine's findings for this fleet (engine/review/check.py, the same as `kb check`)."""
     return list(check(memory))
 
 

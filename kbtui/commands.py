@@ -9,7 +9,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 def palette_rows() -> tuple[tuple[str, str, str], ...]:
     """(title, help, action on the app): screens, then panes and purposes from their own lists,
     so a new pane or purpose appears here without an edit."""
-    from engine.purpose.weights import PURPOSES
+    from engine.stages.purpose.weights import PURPOSES
 
     from .main_screen import PANES
 

@@ -2,7 +2,7 @@
 the seed's table (file / agent / kw / score / margin / verdict per question) and its
 summary blocks (FILE, AGENT, GATE, VERDICT, SPEED). VERDICT says how often each verdict was
 right on this key, with the scores of right and wrong answers drawn against the floor: the
-engine's own lines (engine/evaluate.py), so the room and `kb eval` cannot disagree."""
+engine's own lines (engine/review/evaluate.py), so the room and `kb eval` cannot disagree."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ class EvalScreen(Screen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="eval", description="run the eval")
     def _run(self, gold: str) -> None:
         from engine.errors import KbError
-        from engine.evaluate import run_eval
+        from engine.review.evaluate import run_eval
 
         def progress(done: int, total: int) -> None:
             self.post_message(EvalProgress(done, total))

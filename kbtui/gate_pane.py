@@ -8,7 +8,7 @@ text-only refusal.
 
 from __future__ import annotations
 
-from engine.gate import explain
+from engine.rank.gate import explain
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult

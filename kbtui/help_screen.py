@@ -18,8 +18,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from engine.gate import MIN_ENTRIES_TO_ROUTE
-from engine.rrf import RRF_K
+from engine.rank.gate import MIN_ENTRIES_TO_ROUTE
+from engine.rank.rrf import RRF_K
 
 KEY_WIDTH = 11  # the key column, the same in every section: "flagged N/M" fits
 

@@ -1,6 +1,6 @@
 """The cycle collector's full passes, moved to when nobody is waiting for a frame.
 
-The policy (what is frozen, the thresholds, when a pass is due) is engine/collector.py's,
+The policy (what is frozen, the thresholds, when a pass is due) is engine/index/collector.py's,
 the one place for it; this module is the room's timer.
 
 A full pass walks every container the process holds. The room holds a great many for its
@@ -23,8 +23,8 @@ from __future__ import annotations
 import gc
 import time
 
-from engine import collector
-from engine.collector import IDLE_S, PUT_OFF  # noqa: F401  (read here, so a test may shorten IDLE_S)
+from engine.index import collector
+from engine.index.collector import IDLE_S, PUT_OFF  # noqa: F401  (read here, so a test may shorten IDLE_S)
 
 CHECK_EVERY_S = 0.5
 

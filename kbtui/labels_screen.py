@@ -1,4 +1,4 @@
-"""The labels screen: every unlabelled or thin note with its proposed keys (engine/label.py).
+"""The labels screen: every unlabelled or thin note with its proposed keys (engine/review/label.py).
 
 Space keeps or drops the highlighted key, e edits it, x works out the effect of this note's
 label as it now stands (on a private copy, nothing written), and w writes it, only once the
@@ -60,7 +60,7 @@ class LabelsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="labels", description="propose labels")
     def _load(self) -> None:
-        from engine.labelcli import collect
+        from engine.review.labelcli import collect
 
         memory = self.app.memory
         try:
@@ -157,7 +157,7 @@ class LabelsScreen(Screen):
     # -- effect and writing ---------------------------------------------------------
 
     def _edited(self, np):
-        from engine.label import ProposedKey
+        from engine.review.label import ProposedKey
 
         keys = tuple(ProposedKey(k, s) for k, s, kept in self.keys[np.id] if kept)
         return replace(np, proposal=replace(np.proposal, keys=keys, can_write=np.proposal.can_write and bool(keys)))
@@ -170,7 +170,7 @@ class LabelsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="labels-effect", description="label effect")
     def _effect(self, np, kept: tuple[str, ...]) -> None:
-        from engine.labelcli import effect
+        from engine.review.labelcli import effect
 
         memory = self.app.memory
 
@@ -236,7 +236,7 @@ class LabelsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="labels-write", description="write a label")
     def _write(self, np) -> None:
-        from engine.labelcli import write
+        from engine.review.labelcli import write
 
         # merge=True: a thin label gets the kept keys appended; nothing is ever replaced.
         try:

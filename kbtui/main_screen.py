@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Tab, Tabs
 from textual.worker import Worker, WorkerState
 
-from engine.purpose import PURPOSE_NAMES
+from engine.stages.purpose import PURPOSE_NAMES
 from engine.query import Query
 
 from .frame_hold import FrameHold

@@ -102,7 +102,7 @@ class AliasEffectShown(Message):
     """The misses screen's first `a`: what the proposed alias line does to the logged questions."""
 
     line: str
-    effects: list[Any] = field(default_factory=list)  # engine.aliasapply.AliasEffect
+    effects: list[Any] = field(default_factory=list)  # engine.review.aliasapply.AliasEffect
     error: str | None = None
 
 
@@ -117,7 +117,7 @@ class AliasWritten(Message):
 
 @dataclass
 class ProposalsLoaded(Message):
-    """The labels screen's proposals (engine.labelcli.NoteProposal), read in a worker."""
+    """The labels screen's proposals (engine.review.labelcli.NoteProposal), read in a worker."""
 
     proposals: list[Any] = field(default_factory=list)
     error: str | None = None
@@ -129,7 +129,7 @@ class EffectShown(Message):
 
     note_id: str
     keys: tuple[str, ...]
-    effect: Any = None  # engine.labelcli.Effect
+    effect: Any = None  # engine.review.labelcli.Effect
     error: str | None = None
 
 

@@ -1,5 +1,5 @@
 """The misses screen: kb-misses.txt read back, most asked first, each question re-asked of
-today's index (engine/missreview: what it gets now, the files it nearly reached, an alias
+today's index (engine/review/missreview: what it gets now, the files it nearly reached, an alias
 line proved before anyone writes it). Enter asks a question again on the main screen; p shows
 the notes nearest a question and a number picks the one that answers it, which writes the
 question as a key there (the only way a logged question becomes a key: a person's choice)."""
@@ -11,8 +11,8 @@ from textual import work
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from engine.misses import misses_path
-from engine.missworker import review_misses
+from engine.review.misses import misses_path
+from engine.review.missworker import review_misses
 
 from .clean import name_line, one_line
 from .messages import AliasEffectShown, AliasWritten, MissesLoaded
@@ -117,7 +117,7 @@ class MissesScreen(TableScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="alias effect")
     def _alias_effect(self, line: str, questions: list[str]) -> None:
-        from engine.aliasapply import alias_effect
+        from engine.review.aliasapply import alias_effect
 
         try:
             effects = alias_effect(self.app.memory, line, questions)
@@ -145,7 +145,7 @@ class MissesScreen(TableScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-alias", description="write alias")
     def _apply_alias(self, line: str) -> None:
-        from engine.aliasapply import append_alias
+        from engine.review.aliasapply import append_alias
         from engine.errors import os_error_line
 
         try:
@@ -194,7 +194,7 @@ class MissesScreen(TableScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group="misses-pick", description="pick a note")
     def _write_picked_key(self, question: str, note_id: str) -> None:
         from engine.errors import KbError
-        from engine.labelcli import attach_question
+        from engine.review.labelcli import attach_question
 
         try:
             done = attach_question(self.app.memory.fleet, note_id, question)

@@ -30,7 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Footer, Static
 
-from engine.notefiles import open_note
+from engine.notes.notefiles import open_note
 
 from .clean import clean, name_line, one_line
 from .highlight import pattern_for, spans
@@ -47,9 +47,9 @@ def _is_fence(line: str) -> bool:
 
 def heading_starts(lines: list[str]) -> list[int]:
     """0-based first lines of the headings in `lines`, as the note parser finds them
-    (engine/notes.layout): `#` lines and underlined (setext) ones, outside code fences and
+    (engine/notes/note.layout): `#` lines and underlined (setext) ones, outside code fences and
     below the front matter. An underlined heading starts at its text, above the underline."""
-    from engine.notes import layout
+    from engine.notes.note import layout
 
     return sorted(layout([ln.rstrip("\r\n") for ln in lines])[1])
 
@@ -170,7 +170,7 @@ def fields_apart(text: str) -> str:
     and before one, outside code fences: written one a line, as `kb label` writes them, they
     are shown one a line, not run into a paragraph. Only line ends change (two spaces), so
     every source line is still the row it was."""
-    from engine.notes import is_field_line
+    from engine.notes.note import is_field_line
 
     lines = text.split("\n")
     fenced = False

@@ -15,7 +15,7 @@ from engine.sentences import (
     NOTHING_WHY,
     SUGGEST_LEAD,
 )
-from engine.rrf import RRF_K
+from engine.rank.rrf import RRF_K
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -121,7 +121,7 @@ class ReadingPane(Pane):
         yield LineList(id="reading-list")
 
     def show_answer(self, answer) -> None:
-        from engine.coverage import coverage_line  # the one wording, shared with kb and kb boot
+        from engine.stages.coverage import coverage_line  # the one wording, shared with kb and kb boot
 
         sug = self.query_one("#suggestions", LineView)
         line = coverage_line(answer.agent)
@@ -144,7 +144,7 @@ class ReadingPane(Pane):
         self.show_results(answer.results)
 
     def signature(self, answer) -> object:
-        from engine.coverage import coverage_line
+        from engine.stages.coverage import coverage_line
 
         miss = answer.miss
         rows = tuple((r.id, r.score, r.why, r.passages[0].excerpt if r.passages else "", r.rerank_score,

@@ -14,14 +14,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.rrf import RRF_K, parts
-from engine.terms import fusion_parts
+from engine.rank.rrf import RRF_K, parts
+from engine.rank.terms import fusion_parts
 
 from .clean import name_line, one_line
 
 
 def why_text(r) -> Text:
-    """The engine's own terms for this row (engine.rrf.parts, engine.terms.fusion_parts),
+    """The engine's own terms for this row (engine.rank.rrf.parts, engine.rank.terms.fusion_parts),
     laid out; nothing here re-derives a number."""
     t = Text()
     t.append(f"{name_line(r.base)}/{name_line(r.path)}\n", style="bold")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.purpose.facts import NoteFacts, facts_from_disk
-from engine.purpose.stage import PoolRow
-from engine.purpose.weights import DAY_MS
+from engine.stages.purpose.facts import NoteFacts, facts_from_disk
+from engine.stages.purpose.stage import PoolRow
+from engine.stages.purpose.weights import DAY_MS
 
 # Fixed clock for the tests: 2026-09-10T00:00:00Z.
 NOW_MS = 1_788_998_400_000

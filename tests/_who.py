@@ -33,10 +33,10 @@ def configure(fleet: Path, command: str, timeout_ms: int | None = None) -> None:
 
 
 def allow_classifier(fleet: Path) -> None:
-    """What the person does once for a classifier they trust: `kb allow PATH` (engine/classifier)."""
-    from engine.classifier import allow
-    from engine.fleet import discover
-    from engine.roster import roster_of
+    """What the person does once for a classifier they trust: `kb allow PATH` (engine/stages/classifier)."""
+    from engine.stages.classifier import allow
+    from engine.notes.fleet import discover
+    from engine.notes.roster import roster_of
 
     roster = roster_of(discover([fleet]))
     allow(roster.root, roster.classifier)

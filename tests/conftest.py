@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
+from engine.notes.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -116,7 +116,7 @@ def damage_cache(path: Path, damage: str) -> bytes:
     return raw
 
 
-# kb's cache files (engine/sealedfile.py), read here by a second, independent reading of the
+# kb's cache files (engine/index/sealedfile.py), read here by a second, independent reading of the
 # layout: magic line | HMAC-SHA256 of magic, length and head (32) | head length (8) | head |
 # regions. The values are decoded by the engine's own decoder (sealedfile.decode).
 
@@ -128,7 +128,7 @@ def _head_end(raw: bytes) -> int:
 
 def sealed_parts(raw: bytes) -> tuple[object, list[bytes]]:
     """(payload, the regions' bytes) of a cache file's bytes."""
-    from engine.sealedfile import decode
+    from engine.index.sealedfile import decode
 
     end = _head_end(raw)
     payload, layout = decode(raw[raw.index(b"\n") + 41:end])
@@ -141,8 +141,8 @@ def sealed_parts(raw: bytes) -> tuple[object, list[bytes]]:
 
 def sound_cache(path: Path) -> bool:
     """Whether a cache file is whole: its head and every region match their CRC-32s."""
-    from engine.sealedfile import Damaged, decode
-    from engine.userstate import secret
+    from engine.index.sealedfile import Damaged, decode
+    from engine.notes.userstate import secret
 
     raw = path.read_bytes()
     try:

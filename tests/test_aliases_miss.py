@@ -7,7 +7,7 @@ import json
 from conftest import run_kb
 
 from engine import Memory
-from engine.aliases import Alias, expand, load_aliases, read_aliases
+from engine.notes.aliases import Alias, expand, load_aliases, read_aliases
 
 MISSED = "how do I roll back"
 DEPLOY = "zed/knowledge/deploy-checklist.md"

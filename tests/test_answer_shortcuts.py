@@ -17,13 +17,13 @@ import random
 import numpy as np
 import pytest
 
-from engine import catalogue_cache
-from engine import resident as resident_mod
-from engine.aliases import expand
-from engine.indexschema import FILE_SHIFT
+from engine.index import catalogue_cache
+from engine.index import resident as resident_mod
+from engine.notes.aliases import expand
+from engine.index.indexschema import FILE_SHIFT
 from engine.memory import Memory
-from engine.normalize import terms as normalise
-from engine.textsearch import ChunkText, read_all
+from engine.rank.normalize import terms as normalise
+from engine.index.textsearch import ChunkText, read_all
 from kbtools.haystack import generate
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import engine.fts5search as fts
+import engine.index.fts5search as fts
 from kbtools.bench import dist, load_questions, p95, plot
 from engine.cli import main as kb
 from kbtools.haystack import generate
 from engine.memory import Memory
-from engine.stemming import stem_question
+from engine.rank.stemming import stem_question
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 
 import engine.memory as memory_mod
-import engine.normalize as normalize_mod
-import engine.fts5search as fts
-import engine.indexupdate as indexupdate
-from engine import catalogue_cache
-from engine.indexschema import FILE_SHIFT
-from engine.catalogue import (
+import engine.rank.normalize as normalize_mod
+import engine.index.fts5search as fts
+import engine.index.indexupdate as indexupdate
+from engine.index import catalogue_cache
+from engine.index.indexschema import FILE_SHIFT
+from engine.rank.catalogue import (
     SEGMENT_BREAK, W_KEYWORD, W_PHRASE, W_PURPOSE, W_STEM, W_TITLE, Entry, Scored, idf_for, make_entry,
 )
 from kbtools.haystack import generate
 from engine.memory import Memory
-from engine.suggest import speller_for
+from engine.rank.suggest import speller_for
 
 # -- the reference: the code as it was before issue 8, verbatim but for names ---------------
 
@@ -107,7 +107,7 @@ class OldCatalogue:
 
 class _OldRanking(list):
     """The reference's list of Scored, read through the accessors Memory reads a ranking by
-    now (engine.catalogue.Ranking); nothing computed here."""
+    now (engine.rank.catalogue.Ranking); nothing computed here."""
 
     def entry_at(self, k):
         return self[k].entry
@@ -267,7 +267,7 @@ def _questions(root: Path) -> list[str]:
 
 def _age_indexes(fleet: Path) -> None:
     """Date every index file a minute back, so the "after" side reads the opening cache
-    (engine/catalogue_cache.py keeps none for an index younger than its clock can vouch for)."""
+    (engine/index/catalogue_cache.py keeps none for an index younger than its clock can vouch for)."""
     then = os.stat(fleet).st_mtime - 60
     for f in fleet.glob("*/.kb/index.db*"):
         os.utime(f, (then, then))

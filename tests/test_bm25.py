@@ -1,11 +1,11 @@
-"""engine/bm25.py's named parts add up to FTS5's own bm25() on a real FTS5 table, to the
+"""engine/rank/bm25.py's named parts add up to FTS5's own bm25() on a real FTS5 table, to the
 double; and the ceiling is above every row's score (the bound a base is skipped by)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from engine import bm25
+from engine.rank import bm25
 
 ROWS = ["alpha beta beta gamma", "beta", "gamma gamma gamma delta delta", "alpha alpha", "epsilon"]
 

@@ -8,7 +8,7 @@ import os
 from _who import COVERED, GOLD_FIRST, UNCOVERED, configure, example_command
 from conftest import run_kb
 
-from engine.boot import session_file
+from engine.review.boot import session_file
 
 
 def test_echo_a_question_into_kb_boot_text_prints_yarons_constitution(demo):

@@ -10,10 +10,10 @@ import re
 
 import Stemmer
 
-from engine.excerpt import _EMPHASIS, _LINK, _WIKI, plain
-from engine.normalize import _SPLIT, fold, terms, words
-from engine.stopwords import STOPWORDS
-from engine.stemming import _accented, _kept, index_stems, stem_words
+from engine.rank.excerpt import _EMPHASIS, _LINK, _WIKI, plain
+from engine.rank.normalize import _SPLIT, fold, terms, words
+from engine.rank.stopwords import STOPWORDS
+from engine.rank.stemming import _accented, _kept, index_stems, stem_words
 
 
 def _words_reference(text: str) -> list[str]:

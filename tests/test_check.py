@@ -11,8 +11,8 @@ import pytest
 from conftest import run_kb
 
 from engine import Memory
-from engine.check import Finding, check, summary
-from engine.fleet import discover
+from engine.review.check import Finding, check, summary
+from engine.notes.fleet import discover
 
 KEYS_30 = ", ".join(f"`assunto {chr(97 + i)}{chr(97 + i)}`" for i in range(26)) + ", `xa`, `xb`, `xc`"  # 29 keys
 

@@ -1,7 +1,7 @@
 """The chunk rule: sections over about CHUNK_CHARS characters are cut into windows that overlap
 by at least CHUNK_OVERLAP, and every window, the last one too, holds about CHUNK_CHARS
 characters (docs/quality.md, "Every window a full window"). The streaming twin
-(engine/bignote.py) cuts the same; tests/test_faults_properties.py checks that over
+(engine/notes/bignote.py) cuts the same; tests/test_faults_properties.py checks that over
 generated notes, and one case here checks it on the shape the rule changed."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine import bignote
-from engine.chunking import CHUNK_CHARS, CHUNK_OVERLAP, chunk_sections, windows
-from engine.fleet import discover
-from engine.notes import parse_note
-from engine.notefiles import read_note
-from engine.textindex import TextIndex
+from engine.notes.note import bignote
+from engine.notes.chunking import CHUNK_CHARS, CHUNK_OVERLAP, chunk_sections, windows
+from engine.notes.fleet import discover
+from engine.notes.note import parse_note
+from engine.notes.notefiles import read_note
+from engine.index.textindex import TextIndex
 
 
 def _prose(n_chars: int, word: str = "filler") -> str:

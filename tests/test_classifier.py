@@ -16,10 +16,10 @@ from _who import (
 from conftest import REPO, run_kb
 
 from engine import Memory
-from engine.classifier import parse_reply
-from engine.coverage import UNCOVERED_LINE, coverage_line
-from engine.dossier import EVIDENCE_LINES, build_dossier
-from engine.roster import roster_of
+from engine.stages.classifier import parse_reply
+from engine.stages.coverage import UNCOVERED_LINE, coverage_line
+from engine.stages.dossier import EVIDENCE_LINES, build_dossier
+from engine.notes.roster import roster_of
 
 
 def _same_retrieval(a, b) -> None:

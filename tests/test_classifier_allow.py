@@ -17,7 +17,7 @@ from _who import COVERED
 from conftest import copy_demo, run_kb
 
 from engine import Memory
-from engine.userstate import state_dir
+from engine.notes.userstate import state_dir
 
 ANSWER = "print('SUBJECT: protein\\nREASON: r\\nCOVERAGE: covered\\nOWNER: yaron')"
 

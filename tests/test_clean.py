@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.clean import REPLACEMENT, escaped, flat, one_line, visible
-from engine.dossier import question_part
+from engine.stages.dossier import question_part
 from engine.render import printable
-from engine.roster import Roster
+from engine.notes.roster import Roster
 from engine.sentences import NOTHING_HEAD, NOTHING_LINES, NOTHING_WHY
 from kbtui.clean import clean
 

@@ -9,7 +9,7 @@ import json
 
 from conftest import run_kb
 
-from engine.covered import COVERAGE_FLOOR, coverage
+from engine.rank.covered import COVERAGE_FLOOR, coverage
 
 
 def _route(demo, question, *opts):

@@ -7,10 +7,10 @@ import math
 import pytest
 
 from engine import Memory
-from engine.catalogue import W_KEYWORD, W_PHRASE, Catalogue, idf_unique, make_entry
-from engine.gate import FLOOR_CALIBRATED_AT, MIN_ENTRIES_TO_ROUTE, SCORE_FLOOR, floor_for, verdict_for
-from engine.normalize import fold, terms
-from engine.rrf import RRF_K, rrf
+from engine.rank.catalogue import W_KEYWORD, W_PHRASE, Catalogue, idf_unique, make_entry
+from engine.rank.gate import FLOOR_CALIBRATED_AT, MIN_ENTRIES_TO_ROUTE, SCORE_FLOOR, floor_for, verdict_for
+from engine.rank.normalize import fold, terms
+from engine.rank.rrf import RRF_K, rrf
 
 
 def test_floor_is_calibrated_at_226_entries():
@@ -52,7 +52,7 @@ def test_stopwords_and_one_letter_words_are_dropped():
 
 
 def test_the_stopword_list_is_the_reference_list_word_for_word():
-    from engine.stopwords import STOPWORDS
+    from engine.rank.stopwords import STOPWORDS
 
     # 295 words in the reference, five of them written twice (`as`, `me`, `no`, `so`, `real`).
     assert len(STOPWORDS) == 289

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO, run_kb
 
-from engine.notefiles import RACY_NS
+from engine.notes.notefiles import RACY_NS
 
 
 def test_eval_on_the_demo_prints_the_seed_blocks(demo):
@@ -134,18 +134,18 @@ def test_kb_route_starts_without_heavy_modules():
 # they run), what only a refusal, a claim or a miss needs, and every other verb's modules.
 # A prompt hook runs these on every message, and each module is milliseconds of its start.
 NOT_FOR_A_PLAIN_ROUTE = (
-    "engine.purpose.stage", "engine.purpose.reading", "engine.purpose.facts", "engine.purpose.signals",
-    "engine.purpose.stamp", "engine.purpose.weights", "engine.purpose.errors", "engine.rerank.reading", "engine.rerank.stage", "engine.rerank.model",
-    "engine.rerank.rule", "engine.classifier", "engine.dossier", "engine.roster", "engine.resident",
-    "engine.remember", "engine.misses", "engine.suggest", "engine.spelling_cache", "engine.labelcli", "engine.label",
-    "engine.evaluate", "engine.missreview", "engine.check", "engine.serve", "engine.cli.who",
+    "engine.stages.purpose.stage", "engine.stages.purpose.reading", "engine.stages.purpose.facts", "engine.stages.purpose.signals",
+    "engine.stages.purpose.stamp", "engine.stages.purpose.weights", "engine.stages.purpose.errors", "engine.stages.rerank.reading", "engine.stages.rerank.stage", "engine.stages.rerank.model",
+    "engine.stages.rerank.rule", "engine.stages.classifier", "engine.stages.dossier", "engine.notes.roster", "engine.index.resident",
+    "engine.review.remember", "engine.review.misses", "engine.rank.suggest", "engine.index.spelling_cache", "engine.review.labelcli", "engine.review.label",
+    "engine.review.evaluate", "engine.review.missreview", "engine.review.check", "engine.serve.mcp", "engine.cli.who",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
     # hashlib and OpenSSL are imported: a cache is read only once its HMAC-SHA256 holds
-    # (engine/sealedfile.py; ~2.5 ms of import, docs/decisions.md "What kb trusts")
+    # (engine/index/sealedfile.py; ~2.5 ms of import, docs/decisions.md "What kb trusts")
 )
 # What a route over an index already up to date must not import: the writer (parsing and
 # chunking notes), imported when a base is written.
-THE_WRITER = ("engine.notes", "engine.chunking", "engine.bignote", "engine.prepared")
+THE_WRITER = ("engine.notes.note", "engine.notes.chunking", "engine.notes.bignote", "engine.index.prepared")
 _IMPORTED_BY_A_RUN = (
     "import json, sys\n"
     "from engine.cli import main\n"
@@ -186,7 +186,7 @@ def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb)
     r, imported = _run_recording_imports(demo, verb)
     if verb == "route":
         assert json.loads(r.stdout)["verdict"] == "hit"
-    assert "engine.indexupdate" in imported  # the stale check ran
+    assert "engine.index.indexupdate" in imported  # the stale check ran
     unwanted = sorted(m for m in THE_WRITER if m in imported)
     assert not unwanted, f"`kb {verb}` over an index up to date imported {unwanted}"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.aliasapply import append_alias
-from engine.aliases import read_aliases
+from engine.review.aliasapply import append_alias
+from engine.notes.aliases import read_aliases
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -65,7 +65,7 @@ def test_a_file_that_cannot_take_the_line_is_refused_in_one_line_and_unchanged(t
     # In a child with a timeout: a FIFO's read used to block the misses screen's worker forever.
     code = textwrap.dedent(f"""
         from pathlib import Path
-        from engine.aliasapply import append_alias
+        from engine.review.aliasapply import append_alias
         from engine.errors import os_error_line
         try:
             append_alias(Path({str(path)!r}), "x = y")
@@ -87,7 +87,7 @@ def test_two_writers_at_once_lose_no_line(tmp_path):
     code = textwrap.dedent("""
         import sys
         from pathlib import Path
-        from engine.aliasapply import append_alias
+        from engine.review.aliasapply import append_alias
         for i in range(40):
             append_alias(Path(sys.argv[1]), f"w{sys.argv[2]}x{i} = canon")
     """)

@@ -18,10 +18,10 @@ import pytest
 
 from _faults import DEPLOY_Q, kb, kb_json, modes_bind, run_kb_obeying_modes
 from conftest import REPO, copy_demo
-from engine import fts5search, indexpool
-from engine.fleet import Base
+from engine.index import fts5search, indexpool
+from engine.notes.fleet import Base
 from engine.memory import Memory
-from engine.textindex import TextIndex
+from engine.index.textindex import TextIndex
 
 BASES = ("steve", "yaron", "zed")
 

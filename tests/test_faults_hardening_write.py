@@ -15,11 +15,11 @@ import pytest
 from _faults import NOTHING_Q
 from conftest import run_kb
 from engine import Memory
-from engine import missreview, missworker
-from engine.misses import MissEntry, render_log
-from engine.normalize import terms, words
-from engine.question import MAX_QUESTION_CHARS
-from engine.suggest import SUGGEST_MIN_DICE, dice
+from engine.review import missreview, missworker
+from engine.review.misses import MissEntry, render_log
+from engine.rank.normalize import terms, words
+from engine.rank.question import MAX_QUESTION_CHARS
+from engine.rank.suggest import SUGGEST_MIN_DICE, dice
 
 
 # -- item 14: the proposal step, indexed, proposes what the full scan proposed ---------------

@@ -32,10 +32,11 @@ from _faults import (
     tree_hash,
 )
 from conftest import REPO, copy_demo
-from engine import cli, indexpool
+from engine import cli
+from engine.index import indexpool
 from engine.memory import Memory
-from engine.indexschema import SCHEMA_VERSION
-from engine.textindex import TextIndex
+from engine.index.indexschema import SCHEMA_VERSION
+from engine.index.textindex import TextIndex
 
 BASES = ("steve", "yaron", "zed")
 GOLD_QUESTIONS = [ln.split("\t")[0] for ln in (Path(__file__).resolve().parent.parent / "examples" / "demo" / "gold.tsv")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import run_kb
 
-from engine.notes import parse_note
+from engine.notes.note import parse_note
 
 NOTES = {
     # A Windows editor's note: the title is line one behind the mark.
@@ -88,7 +88,7 @@ def test_the_label_goes_under_the_title_whatever_breaks_the_lines(labelled, name
 
 
 def test_merge_adds_keys_to_the_label_line_it_read_and_keeps_its_trailing_space():
-    from engine.label import FleetStats, apply, propose
+    from engine.review.label import FleetStats, apply, propose
     from collections import Counter
 
     data = "Intro\u2028more\n# Wafers\nSearch for: wafers  \nProse.\n## Thin wafers\nThin wafers crack.\n".encode()
@@ -199,7 +199,7 @@ def test_a_key_that_would_not_read_back_is_refused_before_writing(bad):
     # The labels screen lets a person edit a key; apply() is the last gate before the bytes.
     from collections import Counter
 
-    from engine.label import FleetStats, ProposedKey, apply, propose
+    from engine.review.label import FleetStats, ProposedKey, apply, propose
 
     data = b"# Wafers\n\nThin wafers crack. Thin wafers.\n"
     p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))

@@ -16,14 +16,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import DEMO, REPO, copy_demo, copy_notes
-from engine import bignote, indexupdate
-from engine.indexschema import FILE_SHIFT
-from engine.chunking import chunk_sections
-from engine.fleet import discover
+from engine.notes.note import bignote
+from engine.index import indexupdate
+from engine.index.indexschema import FILE_SHIFT
+from engine.notes.chunking import chunk_sections
+from engine.notes.fleet import discover
 from engine.memory import Memory
-from engine.notes import parse_note
-from engine.notefiles import read_note
-from engine.textindex import TextIndex
+from engine.notes.note import parse_note
+from engine.notes.notefiles import read_note
+from engine.index.textindex import TextIndex
 
 SETTINGS = settings(
     max_examples=40, deadline=None, derandomize=True,
@@ -66,7 +67,7 @@ def note_text(draw) -> str:
     parts = []
     if draw(st.integers(0, 3)) == 0:  # YAML front matter, a comment in it that is no heading
         t = " ".join(draw(st.lists(word, min_size=1, max_size=3)))
-        # Plain, or quoted as YAML quotes (engine/yamlscalar.py): both readers decode it alike.
+        # Plain, or quoted as YAML quotes (engine/notes/yamlscalar.py): both readers decode it alike.
         t = draw(st.sampled_from([t, f'"{t} \\"q\\" \\u00e9\\n"', f"'{t} it''s'", f'"{t}" # c', f"'{t}"]))
         parts.append("---\n# yaml comment\ntitle: " + t + "\ntags:\n  - x\n---")
     if draw(st.booleans()):
@@ -206,7 +207,7 @@ def test_incremental_reindex_equals_a_full_rebuild(ops, streamed):
 @SETTINGS
 @given(text=note_text(), block=st.sampled_from([1, 2, 3, 5, 8, 64, 4096]))
 def test_the_two_pass_reader_equals_the_whole_note_reader(text, block):
-    """engine/bignote.py against parse_note + chunk_sections, at read sizes that cut every
+    """engine/notes/bignote.py against parse_note + chunk_sections, at read sizes that cut every
     character and line ending in two."""
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)

@@ -15,8 +15,8 @@ import pytest
 from _faults import DEPLOY_Q, kb, kb_json, projection, tree_hash
 from conftest import copy_demo
 from engine.memory import Memory
-from engine.misses import misses_path, read_log
-from engine.question import MAX_QUESTION_CHARS
+from engine.review.misses import misses_path, read_log
+from engine.rank.question import MAX_QUESTION_CHARS
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_a_question_of_100000_characters(mem, fleet):
     t0 = time.monotonic()
     a = mem.ask(pasted, record_miss=False)
     assert time.monotonic() - t0 < 20
-    # Cut at the stated length (engine/question.py), and the answer says from how long.
+    # Cut at the stated length (engine/rank/question.py), and the answer says from how long.
     assert len(a.question) <= MAX_QUESTION_CHARS and pasted.startswith(a.question) and a.question_chars == 100_000
     assert mem.ask(pasted, record_miss=False).to_json() == a.to_json()
     repeated = (DEPLOY_Q + " ") * (100_000 // (len(DEPLOY_Q) + 1))

@@ -1,4 +1,4 @@
-"""Round 5 faults in kb's own caches (engine/sealedfile.py, listing_cache.py,
+"""Round 5 faults in kb's own caches (engine/index/sealedfile.py, listing_cache.py,
 catalogue_cache.py): what another program can leave where a cache is read or written.
 
 Real parts only: the demo fleet copied to tmp, indexed and asked by the real `kb` in a
@@ -59,7 +59,7 @@ def test_a_fifo_where_the_kept_listing_is_read_does_not_hang_the_answer(demo):
 
 
 def test_a_fifo_where_the_purpose_fusion_stamp_is_read_is_refused_not_waited_on(demo):
-    from engine.purpose.stamp import STAMP_NAME
+    from engine.stages.purpose.stamp import STAMP_NAME
 
     kb("index", str(demo))
     os.mkfifo(demo / "zed" / ".kb" / STAMP_NAME)
@@ -72,9 +72,9 @@ def test_a_fifo_where_the_purpose_fusion_stamp_is_read_is_refused_not_waited_on(
 
 
 def _read_rerank_stamp(path: Path) -> str:
-    """engine.rerank.stamp.read_stamp(path) in a child, so a hang fails the test instead of
+    """engine.stages.rerank.stamp.read_stamp(path) in a child, so a hang fails the test instead of
     holding it: what it returns or the refusal it raises, as one line."""
-    code = ("import sys\nfrom engine.rerank.stamp import read_stamp\nfrom engine.rerank.errors import RerankUnavailable\n"
+    code = ("import sys\nfrom engine.stages.rerank.stamp import read_stamp\nfrom engine.stages.rerank.errors import RerankUnavailable\n"
             "try:\n    print(read_stamp(__import__('pathlib').Path(sys.argv[1])))\n"
             "except RerankUnavailable as e:\n    print('refused:', e)\n")
     try:
@@ -99,7 +99,7 @@ def test_a_fifo_or_bytes_not_utf8_where_the_rerank_stamp_is_read_are_refused(tmp
 
 @pytest.mark.parametrize("planted", ["fifo", "not utf-8"])
 def test_a_session_file_kb_did_not_write_is_no_memory_not_a_hang_nor_a_traceback(demo, planted):
-    from engine.boot import session_file
+    from engine.review.boot import session_file
 
     kb("boot", "--session", "s1", "--text", str(demo), stdin=DEPLOY_Q)  # remembers zed for s1
     remembered = session_file(demo, "s1")

@@ -1,4 +1,4 @@
-"""Round 5 faults in the index update (engine/indexupdate.py, readahead.py, notefiles.py):
+"""Round 5 faults in the index update (engine/index/indexupdate.py, readahead.py, notefiles.py):
 a note replaced, between the listing and its read, by something that is not a note.
 
 Real parts: the demo fleet in tmp, real FTS5 on disk, a real FIFO. The one thing arranged is
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-import engine.indexupdate as indexupdate
-from engine.bignote import STREAM_ABOVE_BYTES
+import engine.index.indexupdate as indexupdate
+from engine.notes.bignote import STREAM_ABOVE_BYTES
 from conftest import copy_demo
 from engine.memory import Memory
 
@@ -35,7 +35,7 @@ def test_a_note_replaced_by_a_fifo_after_the_listing_is_skipped_not_waited_on(tm
     fleet = copy_demo(tmp_path / "demo")
     zed = fleet / "zed"
     # Several notes to read, so the read-ahead thread reads them; a streamed one is read in
-    # two passes where it is written (engine/bignote.py).
+    # two passes where it is written (engine/notes/bignote.py).
     filler = "word " * (STREAM_ABOVE_BYTES // 5 + 1) if size == "streamed" else ""
     for k in range(3):
         (zed / "knowledge" / f"extra-{k}.md").write_text(f"# Extra {k}\n\nSearch for: extra {k}\n\nbody {k}\n{filler}")

@@ -1,4 +1,4 @@
-"""Round 5 faults in `kb label` (engine/label.py): a note the indexer reads that the label
+"""Round 5 faults in `kb label` (engine/review/label.py): a note the indexer reads that the label
 writer could not. Real parts: a fleet in tmp, the real `kb` in a subprocess."""
 
 from __future__ import annotations

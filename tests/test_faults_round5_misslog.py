@@ -1,4 +1,4 @@
-"""Round 5 faults in the miss log's surroundings (engine/misses.py): files another program
+"""Round 5 faults in the miss log's surroundings (engine/review/misses.py): files another program
 can plant in the fleet's git work tree, which the log's ignore rule reads.
 
 Real parts: the demo fleet copied to tmp, `git init`, FIFOs made with mkfifo, the real `kb`."""

@@ -1,4 +1,4 @@
-"""Round 5 faults in the resident text leg (engine/resident.py): a `kb index` in another
+"""Round 5 faults in the resident text leg (engine/index/resident.py): a `kb index` in another
 process committing while a reading room or `kb serve` builds its postings.
 
 Real parts: the demo fleet on disk, real FTS5, the real `kb index` in a subprocess. The one
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-import engine.resident as resident
+import engine.index.resident as resident
 from conftest import copy_demo
 from engine.memory import Memory
-from engine.resident import ResidentText
+from engine.index.resident import ResidentText
 from _faults import kb
 
 QUESTIONS = [["deploy"], ["review", "code"], ["postgres", "schema"], ["rollback", "deploy", "checklist"], ["extra"]]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from conftest import REPO, run_kb
-from engine.indexschema import SCHEMA_VERSION
+from engine.index.indexschema import SCHEMA_VERSION
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess:

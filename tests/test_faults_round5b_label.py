@@ -8,7 +8,7 @@ import json
 import pytest
 
 from _faults import run_kb
-from engine.notes import parse_note
+from engine.notes.note import parse_note
 
 BODY = b"\nAlways roll back before you debug a failed deployment in production systems.\n"
 

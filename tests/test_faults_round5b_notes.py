@@ -1,4 +1,4 @@
-"""Round 5b faults in the note readers: parse_note (whole) and engine/bignote.py (streamed)
+"""Round 5b faults in the note readers: parse_note (whole) and engine/notes/bignote.py (streamed)
 on notes whose first line is `---` but which hold no front matter."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from _faults import kb_json
-from engine import bignote
-from engine.chunking import chunk_sections
-from engine.notefiles import read_note
-from engine.notes import parse_note
+from engine.notes.note import bignote
+from engine.notes.chunking import chunk_sections
+from engine.notes.notefiles import read_note
+from engine.notes.note import parse_note
 
 # A first line `---` that opens no front matter: a rule above prose, an unclosed block, one
 # closed past FRONT_MATTER_MAX_LINES, one broken by a fence. None has a heading on line 0.

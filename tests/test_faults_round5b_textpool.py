@@ -1,5 +1,5 @@
 """Round 5b: the resident text leg reads a hit's chunk when something first reads it
-(TextHits, engine/textpool.py). A long-lived Memory (the reading room, kb serve) re-indexes
+(TextHits, engine/rank/textpool.py). A long-lived Memory (the reading room, kb serve) re-indexes
 between an answer and the read of a row further down its list. Real index on disk, real
 resident leg."""
 
@@ -42,7 +42,7 @@ def test_two_threads_reading_one_hits_chunk_both_get_it(demo):
     import sys
     import threading
 
-    from engine import textsearch
+    from engine.index import textsearch
 
     memory = Memory([str(demo)], resident=True)
     memory.snapshot()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from _faults import run_with_fifo_swap
 from conftest import copy_demo
 
-from engine.boot import constitution
-from engine.fleet import discover
+from engine.review.boot import constitution
+from engine.notes.fleet import discover
 
 
 def test_a_constitution_file_swapped_for_a_fifo_after_its_check_is_not_waited_on(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from _faults import run_with_fifo_swap
 
-from engine.fleet import discover
-from engine.labelcli import collect, write
+from engine.notes.fleet import discover
+from engine.review.labelcli import collect, write
 
 BODY = "# Rollback first\n\nAlways roll back before you debug a failed deployment in production systems.\n"
 

@@ -1,4 +1,4 @@
-"""Round 6: the build's second process (engine/prepworker.py) attacked from outside.
+"""Round 6: the build's second process (engine/index/prepworker.py) attacked from outside.
 
 Real parts: the child is a real interpreter started by PrepWorker, the notes are the demo's.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from conftest import REPO
 from test_prepworker import prepared_by_child  # noqa: F401 - the fixture: notes the child prepared
 
-from engine import prepworker
+from engine.index import prepworker
 
 
 def _demo_notes(limit: int = 6):
@@ -18,7 +18,7 @@ def _demo_notes(limit: int = 6):
 
 
 def test_the_child_never_imports_an_engine_from_the_working_directory(tmp_path, monkeypatch, prepared_by_child):
-    # `python -m engine.prepworker` puts the working directory first on sys.path, ahead of
+    # `python -m engine.index.prepworker` puts the working directory first on sys.path, ahead of
     # PYTHONPATH: `kb index` run from a folder holding an `engine/` package (a game's source,
     # /tmp where anyone can make one) or a `Stemmer.py` ran that code in the child, and its
     # frames went into the index as the notes' rows.

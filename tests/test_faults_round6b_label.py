@@ -1,4 +1,4 @@
-"""Round 6b faults in `kb label` (engine/label.py): a title, heading or line of brackets with
+"""Round 6b faults in `kb label` (engine/review/label.py): a title, heading or line of brackets with
 no closing one, run through the real `kb label`, and the link reader checked against the
 pattern it stands for."""
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from _faults import kb, tree_hash
 from conftest import copy_demo
-from engine.label import links_a_local_note, link_texts, without_footnote_refs
+from engine.review.label import links_a_local_note, link_texts, without_footnote_refs
 
 # What the reader replaces: a link, an image or a reference as its text alone.
 LINK_PATTERN = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")

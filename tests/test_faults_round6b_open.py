@@ -1,17 +1,17 @@
-"""Round 6b faults in the stale check's kept plan (engine/listing_cache.py): a listing file
+"""Round 6b faults in the stale check's kept plan (engine/index/listing_cache.py): a listing file
 sealed as kb seals it (so its CRC-32s hold) whose plan is not of kb's making."""
 
 from __future__ import annotations
 
-from engine.sealedfile import decode as _decode, encode as _encode
+from engine.index.sealedfile import decode as _decode, encode as _encode
 import os
 import time
 
 import pytest
 
-from engine import indexupdate, listing_cache
-from engine.notefiles import list_notes
-from engine.sealedfile import seal
+from engine.index import indexupdate, listing_cache
+from engine.notes.notefiles import list_notes
+from engine.index.sealedfile import seal
 from test_listing_cache import _base, _keep_listing_now
 
 STAMP = ("an index state", 1)

@@ -11,7 +11,7 @@ import shutil
 
 from _faults import DEPLOY_Q
 from conftest import copy_demo
-from engine.check import check
+from engine.review.check import check
 from engine.memory import Memory
 from engine.render import index_report
 from tui_support import make_app, ready, wait_for

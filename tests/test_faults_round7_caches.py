@@ -8,7 +8,7 @@ subprocess; the hostile file is made with the seal kb itself writes."""
 
 from __future__ import annotations
 
-from engine.sealedfile import decode as _decode, encode as _encode
+from engine.index.sealedfile import decode as _decode, encode as _encode
 from array import array
 from pathlib import Path
 
@@ -16,9 +16,9 @@ import pytest
 
 from _faults import DEPLOY_Q, NOTHING_Q, kb_json
 from conftest import index_aged, sealed_parts
-from engine import catalogue_cache, spelling_cache
-from engine.blobshape import NUMBER, OPTIONAL_STR, TEXTS, shaped
-from engine.sealedfile import ends_and_blobs, keyed, seal
+from engine.index import catalogue_cache, spelling_cache
+from engine.index.blobshape import NUMBER, OPTIONAL_STR, TEXTS, shaped
+from engine.index.sealedfile import ends_and_blobs, keyed, seal
 
 
 def _keyed_values(head: tuple, region: bytes) -> dict:

@@ -18,7 +18,7 @@ import pytest
 
 from _faults import kb
 from conftest import REPO
-from engine import missworker
+from engine.review import missworker
 
 BASES = 50
 FEW_DESCRIPTORS = 32

@@ -1,4 +1,4 @@
-"""Discovery of a folder without fleet.txt whose subfolders include bases (engine/fleet.py).
+"""Discovery of a folder without fleet.txt whose subfolders include bases (engine/notes/fleet.py).
 Two merges met here: one made the child bases (folder, is-a-link) pairs, the other read them
 as folders (`b.name`) to decide whether the folder is a vault, and set the vault back as a
 bare folder: every such folder was a traceback (`'tuple' object has no attribute 'name'`) in

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import spelling_cache
+from engine.index import spelling_cache
 from tests.test_spelling_cache import ASKED, _fleet_file, _speller_offers, _spellings, fleet  # noqa: F401 (a fixture)
 
 

@@ -1,4 +1,4 @@
-"""Round 7c: kb misses' forked second process (engine/missworker.py) with the standard streams
+"""Round 7c: kb misses' forked second process (engine/review/missworker.py) with the standard streams
 closed (`kb misses >&-`, a job started without them): Python sets sys.stdout to None, and the
 flush made before the fork raised AttributeError, a traceback and exit 1, where the review in
 one process exits 0. A real `kb misses` in a fresh interpreter, the fork forced (a core taken
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 FORCED_FORK = """
 import os, sys
-from engine import missworker
+from engine.review import missworker
 missworker.core_is_free = lambda: True
 missworker.TWO_FROM_ENTRIES = 2
 real_fork = os.fork
@@ -59,9 +59,10 @@ def test_with_a_thread_alive_the_second_process_starts_at_once(demo, monkeypatch
     such a process never forks. Its fresh interpreter was started only once the review had
     begun and THREADS_END_WITHIN_S (0.2 s) had been waited out for threads that never end;
     before the fork it started when the helper was made, overlapping this process's start."""
-    from engine import Memory, missworker
-    from engine.misses import load
-    from engine.missreview import reviewing
+    from engine import Memory
+    from engine.review import missworker
+    from engine.review.misses import load
+    from engine.review.missreview import reviewing
 
     _log(demo, 40)
     entries = load(demo / "kb-misses.txt")[0]
@@ -85,9 +86,9 @@ def test_with_a_thread_alive_the_second_process_starts_at_once(demo, monkeypatch
 
 RAW_THREAD = """
 import _thread, os, sys, time
-from engine import Memory, missworker
-from engine.misses import load
-from engine.missreview import reviewing
+from engine import Memory; from engine.review import missworker
+from engine.review.misses import load
+from engine.review.missreview import reviewing
 missworker.THREADS_END_WITHIN_S = 0.05
 _thread.start_new_thread(time.sleep, (30,))  # a thread threading does not list (a C library's, _thread's)
 time.sleep(0.05)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import run_kb
 
-from engine import catalogue_cache
+from engine.index import catalogue_cache
 
 NOTE = "yaron/knowledge/protein-basics.md"
 
@@ -60,8 +60,8 @@ def test_a_note_replaced_keeping_size_and_mtime_is_answered_as_it_is_now(demo, c
 def test_a_note_dated_in_the_future_is_read_once_not_on_every_question(demo):
     # An archive from a machine whose clock ran ahead: the mtime made the note "too young for
     # its stat to vouch for it" until the clock caught up, so every question re-indexed.
-    from engine.fleet import discover
-    from engine.textindex import TextIndex
+    from engine.notes.fleet import discover
+    from engine.index.textindex import TextIndex
 
     note = demo / NOTE
     ahead = time.time() + 3600

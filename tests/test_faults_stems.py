@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from engine.memory import Memory
-from engine.normalize import terms
+from engine.rank.normalize import terms
 
 
 @pytest.fixture(scope="module")

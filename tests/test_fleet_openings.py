@@ -1,4 +1,4 @@
-"""A fleet of many bases keeps every base's opening in one file (engine/catalogue_cache.py's
+"""A fleet of many bases keeps every base's opening in one file (engine/index/catalogue_cache.py's
 FleetOpenings): the next process opens that file and no base's own cache, answers exactly as
 with the bases' own caches, and the file is made again whenever it no longer holds every base
 as it is (a base edited, re-indexed, added or removed; the file damaged). A fleet root that
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import catalogue_cache
+from engine.index import catalogue_cache
 from engine.memory import Memory
-from engine.sealedfile import open_sealed
+from engine.index.sealedfile import open_sealed
 from tests.conftest import damage_cache, index_aged
 
 QUESTIONS = ["how do I restore the database backup", "who decides the rollout calendar", "key rotation",

@@ -1,4 +1,4 @@
-"""A fleet's small bases' stale-check plans in one file (engine/fleet_plans.py): a small base
+"""A fleet's small bases' stale-check plans in one file (engine/index/fleet_plans.py): a small base
 of a fleet of many is checked by its plan, not walked, and every change the walk sees still
 fails its plan.
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import fleet_plans, indexupdate, listing_cache
-from engine.fleet_cache import FLEET_FROM
+from engine.index import fleet_plans, indexupdate, listing_cache
+from engine.index.fleet_cache import FLEET_FROM
 from engine.memory import Memory
-from engine.notefiles import list_notes
+from engine.notes.notefiles import list_notes
 from tests.conftest import damage_cache, index_aged
 
 STAMP = ("an index state", 1)  # what a check compares against (the opening cache's key)
@@ -225,9 +225,9 @@ def test_an_edit_in_a_many_base_fleet_is_answered_through_memory(demo, monkeypat
 
 @pytest.mark.parametrize("value", [b"\xff not marshal", b"", None, "a plan as text"])
 def test_a_plan_sealed_right_by_hand_but_not_ours_is_not_used(kept, value):
-    from engine.sealedfile import encode
+    from engine.index.sealedfile import encode
 
-    from engine.sealedfile import seal
+    from engine.index.sealedfile import seal
 
     fleet, bases, known, young_from = kept
     path = fleet / ".kb" / fleet_plans.FLEET_PLANS_NAME

@@ -7,7 +7,7 @@ import random
 import sys
 import unicodedata
 
-from engine.normalize import fold
+from engine.rank.normalize import fold
 
 
 def _reference(text: str) -> str:

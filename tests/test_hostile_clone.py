@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, copy_demo, index_aged, run_kb
-from engine import listing_cache
+from engine.index import listing_cache
 
 QUESTION = "how do I restore the database backup"
 SMALL_Q = "widget07 rollout"

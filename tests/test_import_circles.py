@@ -13,8 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # circles inside the caches and the index's storage (branch hard-cache's modules)
 KNOWN = {
-    "catalogue_cache/spelling_cache": frozenset({"engine.catalogue_cache", "engine.spelling_cache"}),
-    "textindex/indexpool/indexrecovery": frozenset({"engine.textindex", "engine.indexpool", "engine.indexrecovery"}),
+    "catalogue_cache/spelling_cache": frozenset({"engine.index.catalogue_cache", "engine.index.spelling_cache"}),
+    "textindex/indexpool/indexrecovery": frozenset({"engine.index.textindex", "engine.index.indexpool", "engine.index.indexrecovery"}),
 }
 
 

@@ -9,8 +9,8 @@ import sqlite3
 
 from conftest import copy_demo, run_kb
 
-from engine.fleet import Base
-from engine.textindex import TextIndex
+from engine.notes.fleet import Base
+from engine.index.textindex import TextIndex
 
 
 def _journal(db) -> str:

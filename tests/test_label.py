@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import run_kb
 
-from engine.notes import parse_note
+from engine.notes.note import parse_note
 
 TESTING = (
     "---\r\ntitle: x\r\n---\r\n# Testing your app\r\n\r\n"
@@ -55,7 +55,7 @@ def test_proposals_name_their_source_and_no_key_collapses_to_one_stopword(tmp_pa
     assert t["keys"][0] == {"key": "testing your app", "source": "title"}
     assert t["purpose"] == "Code testing matters."
     assert by["thin.md"]["reason"] == "thin label" and by["thin.md"]["existing"] == ["colours", "theme"]
-    from engine.label import searchable
+    from engine.review.label import searchable
 
     for p in out["proposals"]:
         for k in p["keys"]:
@@ -110,8 +110,8 @@ def test_an_existing_label_is_refused_without_merge_and_only_extended_with_it(tm
 
 
 def test_a_note_changed_since_it_was_read_is_refused(tmp_path):
-    from engine.fleet import discover
-    from engine.labelcli import collect, write
+    from engine.notes.fleet import discover
+    from engine.review.labelcli import collect, write
 
     root = plain_folder(tmp_path / "notes")
     proposals = collect(discover([root]))
@@ -137,7 +137,7 @@ def test_a_symlinked_note_is_refused(tmp_path):
 def test_the_effect_grades_gold_and_the_miss_log_before_anything_is_written(tmp_path):
     root = plain_folder(tmp_path / "notes")
     (root / "gold.tsv").write_text("snapshot testing\tnotes/testing.md\ngrid layout cells\tnotes/layout.md\n")
-    from engine.misses import misses_path, record
+    from engine.review.misses import misses_path, record
 
     record(misses_path(root), "scroll bars overflow", [], "2026-01-01")
     before = {p.name: p.read_bytes() for p in root.glob("*.md")}
@@ -158,9 +158,9 @@ def test_the_effect_grades_gold_and_the_miss_log_before_anything_is_written(tmp_
 
 
 def test_kb_label_widens_exactly_the_labels_kb_check_calls_thin(tmp_path):
-    """One rule (engine/thin.py): twelve keys of which two collapse to the same terms are
+    """One rule (engine/notes/thin.py): twelve keys of which two collapse to the same terms are
     eleven to the index, so W06 fires, and kb label must offer to widen that note too."""
-    from engine.check import check
+    from engine.review.check import check
 
     root = tmp_path / "notes"
     root.mkdir()

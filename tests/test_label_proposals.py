@@ -1,4 +1,4 @@
-"""What `kb label` proposes (engine/label.py), on small fleets built to show one rule each:
+"""What `kb label` proposes (engine/review/label.py), on small fleets built to show one rule each:
 a word another note is named for stays that note's, a word or phrase goes to the note that
 uses it densest, single words come from the note's names for itself and not from prose at
 large, heading markup is not a key, and a plural name is offered in the singular too when the
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.label import fleet_stats, propose, propose_fleet
+from engine.review.label import fleet_stats, propose, propose_fleet
 
 FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for i in range(12)]
 
@@ -180,7 +180,7 @@ def test_a_word_of_a_heading_key_is_not_also_a_key_of_its_own():
 
 
 def test_a_key_longer_than_the_cap_is_never_proposed():
-    from engine.label import MAX_KEY_CHARS, MAX_KEY_WORDS
+    from engine.review.label import MAX_KEY_CHARS, MAX_KEY_WORDS
 
     long_title = " ".join(f"word{i}" for i in range(20_000))
     huge_word = "x" * 5_000

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from conftest import run_kb
 
-from engine.catalogue import Catalogue, make_entry
-from engine.label import NOTHING_DISTINCTIVE, propose_fleet
-from engine.normalize import terms
+from engine.rank.catalogue import Catalogue, make_entry
+from engine.review.label import NOTHING_DISTINCTIVE, propose_fleet
+from engine.rank.normalize import terms
 
 TAR = """# tar
 

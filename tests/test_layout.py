@@ -19,11 +19,11 @@ INDEX_OWNERS = {"engine/memory.py"}
 # Optional stages and the paths a plain question never takes: imported where they run, so a
 # one-shot `kb route` / `kb boot` does not pay for them (tests/test_engine_cli.py checks the
 # process). A module here is imported at the top of no module a plain route imports.
-OPTIONAL = {"engine.purpose", "engine.rerank", "engine.classifier", "engine.dossier", "engine.roster",
-            "engine.resident", "engine.suggest", "engine.spelling_cache", "engine.misses", "engine.gitignore", "engine.remember",
-            "engine.prepworker", "engine.missworker",
+OPTIONAL = {"engine.stages.purpose", "engine.stages.rerank", "engine.stages.classifier", "engine.stages.dossier", "engine.notes.roster",
+            "engine.index.resident", "engine.rank.suggest", "engine.index.spelling_cache", "engine.review.misses", "engine.notes.gitignore", "engine.review.remember",
+            "engine.index.prepworker", "engine.review.missworker",
             # the writer: parsing and chunking a note, imported when a base is written
-            "engine.bignote", "engine.prepared", "engine.chunking", "engine.notes"}
+            "engine.notes.bignote", "engine.index.prepared", "engine.notes.chunking", "engine.notes.note"}
 # Standard-library modules a route that writes nothing never uses, imported where they are:
 # tempfile (with random) where a file is written, shutil where notes are copied (argparse,
 # which parses every verb, is imported where the parser is built: engine/cli/__init__.py), and
@@ -64,7 +64,7 @@ def test_engine_imports_inside_functions_only_heavy_libraries(path):
 
 def _absolute(path: Path, level: int, module: str) -> str:
     """A relative import's module as an absolute name (`..rerank.reading` in engine/cli/x.py
-    is engine.rerank.reading)."""
+    is engine.stages.rerank.reading)."""
     if not level:
         return module
     package = _rel(path).removesuffix(".py").split("/")[:-1]

@@ -1,4 +1,4 @@
-"""The kept note listing (engine/listing_cache.py): the stale check stats the folders it kept
+"""The kept note listing (engine/index/listing_cache.py): the stale check stats the folders it kept
 instead of listing them, and must see every change the walk sees."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import indexupdate, listing_cache
+from engine.index import indexupdate, listing_cache
 from engine.memory import Memory
-from engine.notefiles import list_notes
+from engine.notes.notefiles import list_notes
 from tests.conftest import copy_demo, run_kb
 
 NOTES = 80  # more than listing_cache.MIN_NOTES, in several folders
@@ -151,7 +151,7 @@ def test_how_far_a_stat_vouches_is_defined_once():
         and any(isinstance(t, ast.Name) and t.id == "RACY_NS"
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
     ]
-    assert homes == ["engine/notefiles.py"]
+    assert homes == ["engine/notes/notefiles.py"]
     assert listing_cache.RACY_NS is indexupdate.RACY_NS
 
 

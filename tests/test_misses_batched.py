@@ -7,11 +7,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Memory, missreview
-from engine.misses import MissEntry, render_log
-from engine.missreview import review_one, reviewing
-from engine.missworker import review_misses
-from engine.normalize import terms
+from engine import Memory
+from engine.review import missreview
+from engine.review.misses import MissEntry, render_log
+from engine.review.missreview import review_one, reviewing
+from engine.review.missworker import review_misses
+from engine.rank.normalize import terms
 
 
 def _vocabulary(demo, mem) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from kbtools.surface_bench import alike_fleet, long_question
 
 from engine import Memory
-from engine.misses import MissEntry
-from engine.missreview import _best_word, review_one
+from engine.review.misses import MissEntry
+from engine.review.missreview import _best_word, review_one
 
 BOUND = 1_000_000  # measures for one question: a constant, not a multiple of the keys
 

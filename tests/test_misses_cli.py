@@ -8,9 +8,9 @@ import sys
 from conftest import run_kb
 
 from engine import Memory
-from engine.misses import HEADER, MissEntry, load, render_log
-from engine.missworker import review_misses
-from engine.question import MAX_QUESTION_CHARS
+from engine.review.misses import HEADER, MissEntry, load, render_log
+from engine.review.missworker import review_misses
+from engine.rank.question import MAX_QUESTION_CHARS
 
 ROLL = "how do I roll back"
 DECISIONI = "come funziona il registro delle decisioni"
@@ -188,7 +188,7 @@ def test_near_limits_what_is_shown_not_what_the_proposal_looks_at(demo):
 
 def test_a_question_longer_than_a_route_reads_is_reviewed_as_the_route_read_it(demo):
     # A hand-edited (or hostile) log line of any length: the review re-asks, proposes and
-    # proves from the part a route reads (engine/question.py), never from words past it.
+    # proves from the part a route reads (engine/rank/question.py), never from words past it.
     head = "how do i rollbak"
     (demo / "kb-misses.txt").write_text(render_log([
         MissEntry(1, "2026-11-02", "2026-11-02", head + " " + "zzqx " * 900 + "how much protein per meal"),
@@ -244,11 +244,11 @@ def test_a_one_shot_review_is_frozen_before_the_collector_comes_back(demo):
 
 
 def test_the_json_line_written_part_by_part_is_the_whole_report_encoded(demo):
-    """`kb misses --json` encodes each near file's part once (engine/missjson.py) and splices
+    """`kb misses --json` encodes each near file's part once (engine/review/missjson.py) and splices
     the parts into the report encoded with empty near lists: the line must be the one
     json_line(report.to_json()) writes, whatever the questions hold (the key's own text,
     quotes, controls, bidi, a lone surrogate, non-ASCII) and for every near count."""
-    from engine.missjson import report_json_line
+    from engine.review.missjson import report_json_line
     from engine.render import json_line
 
     tricky = [ROLL, CANARY, NOWHERE, DECISIONI, 'roll "near": [] back', 'x"near": []', "near",

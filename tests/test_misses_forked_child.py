@@ -1,4 +1,4 @@
-"""kb misses' second process as a fork of the reviewing process (engine/missworker.py): made
+"""kb misses' second process as a fork of the reviewing process (engine/review/missworker.py): made
 only when no other thread is alive, its reviews the ones this process makes, and whatever it
 does (killed, garbage, a review that raises here) the report is one process's and no child
 is left behind."""
@@ -13,10 +13,10 @@ import time
 import pytest
 
 from engine import Memory
-from engine import missworker
-from engine.misses import load
-from engine.missreview import reviewing
-from engine.missworker import review_misses
+from engine.review import missworker
+from engine.review.misses import load
+from engine.review.missreview import reviewing
+from engine.review.missworker import review_misses
 
 from conftest import in_a_process_alone
 from test_misses_second_process import _log, _outputs

@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO, copy_demo, run_kb
 
 from engine import Memory
-from engine.misses import (HEADER, REWRITE_BELOW_BYTES, MissEntry, load, misses_path, parse_lines, record,
+from engine.review.misses import (HEADER, REWRITE_BELOW_BYTES, MissEntry, load, misses_path, parse_lines, record,
                            render_log)
 
 MISSED = "how do I roll back"

@@ -1,4 +1,4 @@
-"""kb misses over a long log in two processes (engine/missworker.py): the same reviews, in the
+"""kb misses over a long log in two processes (engine/review/missworker.py): the same reviews, in the
 log's order, whatever the second process does."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 
 from conftest import REPO, in_a_process_alone
 from engine import Memory
-from engine import missworker
+from engine.review import missworker
 from engine.cli.misses import render_misses
-from engine.misses import MissEntry, load, render_log
-from engine.missjson import report_json_line
-from engine.missreview import reviewing
-from engine.missworker import review_misses
+from engine.review.misses import MissEntry, load, render_log
+from engine.review.missjson import report_json_line
+from engine.review.missreview import reviewing
+from engine.review.missworker import review_misses
 
 # Questions of every kind the review meets: hits, guesses, refusals with and without a
 # proposal, spelling and text proposals, one with nothing near.
@@ -103,7 +103,7 @@ FAILING_CHILDREN = {
     # that index, are not used, however well formed.
     "read another index": (
         f"import struct, sys; sys.path.insert(0, {str(REPO)!r})\n"
-        "from engine.sealedfile import encode\n"
+        "from engine.index.sealedfile import encode\n"
         "sys.stdin.buffer.read()\n"
         "def send(o):\n"
         "    b = encode(o); sys.stdout.buffer.write(struct.pack('<I', len(b)) + b)\n"
@@ -169,7 +169,7 @@ def test_a_review_that_fails_leaves_no_second_process_behind(one_process, fresh_
 
 def test_the_second_process_never_imports_an_engine_from_the_working_directory(one_process, slow_here, fresh_child,
                                                                                tmp_path, monkeypatch):
-    # `python -m engine.missworker` put the working directory first on sys.path: `kb misses`
+    # `python -m engine.review.missworker` put the working directory first on sys.path: `kb misses`
     # run from a folder holding an `engine/` package or a `Stemmer.py` ran that code in the
     # child (the prep worker's bug, tests/test_faults_round6_prepworker.py).
     demo, expected = one_process

@@ -1,4 +1,4 @@
-"""engine/missjson.py writes `kb misses --json`'s entries by hand in the encoder's shape: the
+"""engine/review/missjson.py writes `kb misses --json`'s entries by hand in the encoder's shape: the
 line must be json_line(report.to_json()) for any value a review can hold, and for values of
 types the shapes do not expect (they are handed to json.dumps)."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.misses import MissEntry
-from engine.missjson import report_json_line
-from engine.missreview import MissesReport, MissReview, NearFile, Proposal
+from engine.review.misses import MissEntry
+from engine.review.missjson import report_json_line
+from engine.review.missreview import MissesReport, MissReview, NearFile, Proposal
 from engine.render import json_line
 
 

@@ -1,6 +1,6 @@
 """A damaged miss log: a crash in the middle of an append, and a log of many unreadable lines.
 
-An appended miss is one write, not a rename (engine/atomic.append_once), so a crash can
+An appended miss is one write, not a rename (engine/notes/atomic.append_once), so a crash can
 leave part of an entry at the end of the log without its newline. The next miss must start
 a line of its own (never glued onto the torn one), and the torn line is one damaged line.
 Real files, the real writer and reader, and `kb misses` in a fresh process.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import run_kb
 
-from engine.misses import HEADER, REWRITE_BELOW_BYTES, MissEntry, entry_lines, load, record, render_log
+from engine.review.misses import HEADER, REWRITE_BELOW_BYTES, MissEntry, entry_lines, load, record, render_log
 
 FILLER = 3_000  # entries: a log well over REWRITE_BELOW_BYTES, so a miss is appended
 TORN = MissEntry(1, "2026-03-02", "2026-03-02", "how long does a canary run", "canary, rollout")

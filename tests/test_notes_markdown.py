@@ -2,7 +2,7 @@
 `=` or `-` (setext). Front matter is not prose and its `# ` lines are YAML comments, not
 headings; `title:` names a note that has no heading; an underlined line is a heading, and a
 label under an underlined title makes the note an entry. The whole-note reader
-(parse_note) and the two-pass reader for large notes (engine/bignote.py) read them alike.
+(parse_note) and the two-pass reader for large notes (engine/notes/bignote.py) read them alike.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import bignote
-from engine.chunking import chunk_sections
-from engine.notefiles import read_note
-from engine.notes import parse_note
+from engine.notes.note import bignote
+from engine.notes.chunking import chunk_sections
+from engine.notes.notefiles import read_note
+from engine.notes.note import parse_note
 
 FRONT = (
     "---\n# yaml-language-server: $schema=x\ntitle: Boats and ships\ntags: [sailing, hulls]\n"

@@ -1,4 +1,4 @@
-"""The opening cache (engine/catalogue_cache.py): a fresh `kb route` reads what opening the
+"""The opening cache (engine/index/catalogue_cache.py): a fresh `kb route` reads what opening the
 index used to rebuild, and gives the same bytes; a cache that no longer describes the index,
 or that is not a cache kb wrote, is never served; no link is followed where it is written.
 
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from engine import catalogue_cache
-from engine.catalogue import Catalogue, make_entry
+from engine.index import catalogue_cache
+from engine.rank.catalogue import Catalogue, make_entry
 from engine.memory import Memory
-from engine.normalize import terms as normalise
+from engine.rank.normalize import terms as normalise
 from kbtools.haystack import generate
-from engine.sealedfile import seal
+from engine.index.sealedfile import seal
 from tests.conftest import age_indexes, damage_cache, index_aged, run_kb, sealed_parts, sound_cache
 
 

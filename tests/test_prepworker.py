@@ -1,4 +1,4 @@
-"""A large build's notes prepared by a second process (engine/prepworker.py) give the index
+"""A large build's notes prepared by a second process (engine/index/prepworker.py) give the index
 the one process gives, row for row, and anything wrong with that process costs only speed.
 
 Every build here is real: a haystack base on disk, SQLite files, the child a real process.
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import indexupdate, prepworker
-from engine.fleet import Base
-from engine.mapfiles import is_map_file
-from engine.textindex import TextIndex
+from engine.index import indexupdate, prepworker
+from engine.notes.fleet import Base
+from engine.notes.mapfiles import is_map_file
+from engine.index.textindex import TextIndex
 from kbtools.haystack import generate
 
 
@@ -126,7 +126,7 @@ def test_a_child_that_stops_part_way_leaves_the_rest_to_this_process(hay, tmp_pa
     one, two = _copy(hay, tmp_path / "one"), _copy(hay, tmp_path / "two")
     _build(one, False, monkeypatch)
     # The real child, cut off after its fifth note.
-    script = ("import sys, engine.prepworker as w; out = sys.stdout.buffer; n = [0]\n"
+    script = ("import sys, engine.index.prepworker as w; out = sys.stdout.buffer; n = [0]\n"
               "class Cut:\n"
               "    def write(self, b):\n"
               "        n[0] += 1\n"

@@ -10,8 +10,8 @@ from _purpose_fleet import QUESTION, write_memory_fleet
 
 from engine import Memory
 from engine.cli.purpose import add_fusion, add_route_options, explain, route_kwargs
-from engine.purpose.errors import FusionOptionError, FusionStampMismatch
-from engine.purpose.stamp import stamp_path
+from engine.stages.purpose.errors import FusionOptionError, FusionStampMismatch
+from engine.stages.purpose.stamp import stamp_path
 
 
 @pytest.fixture()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from _purpose_fleet import NOTES, NOW_MS, fleet_facts, write_fleet
 
-from engine.purpose.facts import date_line, parse_date_ms
-from engine.purpose.links import Link, LinkResolver, extract_links
-from engine.purpose.weights import DAY_MS
+from engine.stages.purpose.facts import date_line, parse_date_ms
+from engine.stages.purpose.links import Link, LinkResolver, extract_links
+from engine.stages.purpose.weights import DAY_MS
 
 
 def test_extract_skips_urls_images_anchors_and_code():
@@ -65,7 +65,7 @@ def test_a_base_table_of_contents_is_not_an_edge(tmp_path):
         p = tmp_path / nid
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
-    from engine.purpose.facts import facts_from_disk
+    from engine.stages.purpose.facts import facts_from_disk
 
     g = facts_from_disk({"zed": tmp_path / "zed"}).graph
     assert "zed/index.md" not in g

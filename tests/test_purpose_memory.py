@@ -10,9 +10,9 @@ import pytest
 from _purpose_fleet import QUESTION, write_memory_fleet
 
 from engine import Memory
-from engine.purpose import FusionOptionError, FusionStampMismatch
-from engine.purpose.stamp import restamp, stamp_path
-from engine.purpose.weights import DAY_MS
+from engine.stages.purpose import FusionOptionError, FusionStampMismatch
+from engine.stages.purpose.stamp import restamp, stamp_path
+from engine.stages.purpose.weights import DAY_MS
 
 
 @pytest.fixture()
@@ -57,7 +57,7 @@ def test_graph_and_dates_come_from_the_notes_links_and_date_lines(fleet):
     assert rows["steve/knowledge/decisions.md"]["graph"]["raw"] == 3
     assert rows["steve/knowledge/meeting-notes.md"]["graph"]["raw"] is None  # four hops: past the cap
     now = a.stages["fusion"]["nowMs"]
-    from engine.purpose.facts import parse_date_ms
+    from engine.stages.purpose.facts import parse_date_ms
 
     assert rows["zed/knowledge/old-decision.md"]["recency"]["raw"] == now - parse_date_ms("2019-03-03")
     mtime = os.stat(fleet / "zed/skills/review.md").st_mtime_ns // 1_000_000

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import engine.purpose.signals as signals
-import engine.purpose.stage as stage
-from engine.purpose.signals import (
+import engine.stages.purpose.signals as signals
+import engine.stages.purpose.stage as stage
+from engine.stages.purpose.signals import (
     FRONTIER_CAP,
     HOP1,
     MAX_HOPS,
@@ -20,7 +20,7 @@ from engine.purpose.signals import (
     text_signal,
     walk,
 )
-from engine.purpose.weights import DAY_MS, SCALE
+from engine.stages.purpose.weights import DAY_MS, SCALE
 
 H = 7 * DAY_MS
 

@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from _purpose_fleet import NOTES, NOW_MS, fleet_facts, pool_of, write_fleet
 
-from engine.purpose import PURPOSE_NAMES, FusionOptionError, PoolRow, order_pool
-from engine.purpose.stage import INFERRED_ANCHORS
-from engine.purpose.weights import DAY_MS, PURPOSE_DEFAULT_ON, PURPOSES, SCALE, WEIGHT_TOTAL
+from engine.stages.purpose import PURPOSE_NAMES, FusionOptionError, PoolRow, order_pool
+from engine.stages.purpose.stage import INFERRED_ANCHORS
+from engine.stages.purpose.weights import DAY_MS, PURPOSE_DEFAULT_ON, PURPOSES, SCALE, WEIGHT_TOTAL
 
 RANKED = [
     "zed/knowledge/pricing.md",

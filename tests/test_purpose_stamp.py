@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from engine.purpose.errors import FusionStampMismatch
-from engine.purpose.stamp import build_stamp, check_stamp, diff_stamps, restamp, stamp_path
+from engine.stages.purpose.errors import FusionStampMismatch
+from engine.stages.purpose.stamp import build_stamp, check_stamp, diff_stamps, restamp, stamp_path
 
 
 def test_the_first_fused_query_writes_the_stamp_and_later_ones_accept_it(tmp_path):

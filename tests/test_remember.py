@@ -8,7 +8,7 @@ import pytest
 from conftest import run_kb
 
 from engine import KbError, Memory
-from engine.remember import NOOP_AT, PROPOSALS, UPDATE_AT, note_text
+from engine.review.remember import NOOP_AT, PROPOSALS, UPDATE_AT, note_text
 
 COPIED = "For a 70 kg person that is about 25 to 30 grams per meal"  # yaron/knowledge/protein-basics.md
 NEW_FACT = "Creatine monohydrate at 3 to 5 grams a day is the best studied supplement"

@@ -12,7 +12,7 @@ import json
 from conftest import run_kb
 
 from engine import Memory
-from engine.question import MAX_QUESTION_CHARS
+from engine.rank.question import MAX_QUESTION_CHARS
 
 WORDS = "deploy production rollback protein meal sleep training release window canary".split()
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import copy_demo
 
 from engine.cli import main
-from engine.rerank.stage import clear_caches, forget_slow_host
+from engine.stages.rerank.stage import clear_caches, forget_slow_host
 from kbtools.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
 
 Q = "quem decide se um deploy pode ir pra producao"

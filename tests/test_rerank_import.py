@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from engine.rerank import RerankUnavailable
+from engine.stages.rerank import RerankUnavailable
 from kbtools.checkpoint import BertGeometry, load_weights, read_config, reference_logits
 from kbtools.importer import IMPORT_TOLERANCE, import_checkpoint
-from engine.rerank.model import CrossEncoder
+from engine.stages.rerank.model import CrossEncoder
 from kbtools.safetensors import read_safetensors, write_safetensors
 from kbtools.synth import CORPUS, TINY, train_wordpiece, write_checkpoint
 

@@ -9,10 +9,10 @@ import pytest
 from conftest import copy_demo, copy_notes
 
 from engine import Memory
-from engine.rerank import RerankCallerError, RerankUnavailable
-from engine.rerank.reading import RerankRequest
-from engine.rerank import rule
-from engine.rerank.stage import clear_caches, forget_slow_host
+from engine.stages.rerank import RerankCallerError, RerankUnavailable
+from engine.stages.rerank.reading import RerankRequest
+from engine.stages.rerank import rule
+from engine.stages.rerank.stage import clear_caches, forget_slow_host
 from kbtools.synth import build_tiny_model
 
 QUESTIONS = ["quem decide se um deploy pode ir pra producao", "como faco rollback sem downtime", "devo usar sqlite ou postgres no comeco"]
@@ -108,8 +108,8 @@ def test_rerank_off_is_byte_identical(fleet):
 
 
 def test_budget_refusal_through_memory_carries_the_painted_page(fleet, monkeypatch):
-    import engine.rerank.rule as rule
-    from engine.rerank import RerankBudgetExceeded
+    import engine.stages.rerank.rule as rule
+    from engine.stages.rerank import RerankBudgetExceeded
 
     demo, model = fleet
     mem = Memory(demo)
@@ -132,7 +132,7 @@ def test_warm_rerank_pays_the_load_up_front(fleet):
 def test_a_reranked_question_is_scored_once(fleet, monkeypatch):
     # `kb route --rerank` used to ask twice (the page, then the rule's wider window); the
     # window now comes from the rankings the answer already holds.
-    from engine.catalogue import Catalogue
+    from engine.rank.catalogue import Catalogue
 
     demo, model = fleet
     mem = Memory(demo)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.rerank import (
+from engine.stages.rerank import (
     RERANK_DEFAULT_BUDGET_MS,
     RERANK_DEFAULT_ON,
     RERANK_DEFAULT_TOPK_CEILING,
@@ -14,8 +14,8 @@ from engine.rerank import (
     RerankCallerError,
     default_rerank_params,
 )
-from engine.rerank.rule import explicit_rerank_params
-from engine.rerank.stage import normalise_question, order_with_ties
+from engine.stages.rerank.rule import explicit_rerank_params
+from engine.stages.rerank.stage import normalise_question, order_with_ties
 
 
 def test_constants_are_the_seeds():
@@ -69,8 +69,8 @@ def test_question_normalised_not_folded():
 
 def test_import_stays_lean():
     code = (
-        "import sys, engine, engine.cli, engine.rerank, engine.rerank.stage, engine.rerank.stamp, kbtools.importer,"
-        " engine.cli.rerank, engine.rerank.reading, kbtools.rerank_bench, engine.rerank.model, kbtools.graph;"
+        "import sys, engine, engine.cli, engine.stages.rerank, engine.stages.rerank.stage, engine.stages.rerank.stamp, kbtools.importer,"
+        " engine.cli.rerank, engine.stages.rerank.reading, kbtools.rerank_bench, engine.stages.rerank.model, kbtools.graph;"
         "heavy = [m for m in ('onnxruntime', 'tokenizers', 'onnx', 'numpy', 'textual') if m in sys.modules];"
         "print(','.join(heavy))"
     )
@@ -79,7 +79,7 @@ def test_import_stays_lean():
 
 
 def test_lru_is_bounded_and_evicts_least_recently_used():
-    from engine.rerank.stage import CACHE_ENTRIES, _LRU
+    from engine.stages.rerank.stage import CACHE_ENTRIES, _LRU
 
     assert CACHE_ENTRIES == 8192
     c = _LRU(3)

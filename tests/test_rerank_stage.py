@@ -8,8 +8,8 @@ import json
 import pytest
 
 from engine.answer import Passage, Result
-from engine.rerank import RerankBudgetExceeded, RerankCallerError, RerankStampMismatch, RerankUnavailable
-from engine.rerank.stage import clear_caches, forget_slow_host, get_stage, rerank_results, resolve_model_dir, restamp, warm
+from engine.stages.rerank import RerankBudgetExceeded, RerankCallerError, RerankStampMismatch, RerankUnavailable
+from engine.stages.rerank.stage import clear_caches, forget_slow_host, get_stage, rerank_results, resolve_model_dir, restamp, warm
 from kbtools.synth import CORPUS, build_tiny_model
 
 QUESTION = "who decides whether a deploy may go to production"
@@ -30,7 +30,7 @@ def _budget_no_loaded_host_misses(monkeypatch):
     # These tests are about what the stage does, not how fast: the default 300 ms refused a
     # stamp test at load 1-2 in CI (RerankBudgetExceeded). The budget's own rules are tested
     # with explicit budgets below and in test_rerank_rule.py, which keeps the 300.
-    from engine.rerank import rule
+    from engine.stages.rerank import rule
 
     monkeypatch.setattr(rule, "RERANK_DEFAULT_BUDGET_MS", 60_000)
 
@@ -38,7 +38,7 @@ def _budget_no_loaded_host_misses(monkeypatch):
 @pytest.fixture(autouse=True)
 def _bases_exist(tmp_path):
     # The stage stamps each base it reorders in <base>/.kb; a base is the person's folder and
-    # kb never makes one (engine/nofollow.make_dirs), so these tests' bases are made here.
+    # kb never makes one (engine/notes/nofollow.make_dirs), so these tests' bases are made here.
     for name in ("zed", "int8", "c", "steve"):
         (tmp_path / name).mkdir()
 

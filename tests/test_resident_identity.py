@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from conftest import copy_demo
 from engine.memory import Memory
-from engine.normalize import unique_terms
-from engine.resident import ResidentText
-from engine.textsearch import Fts5TextSearch
+from engine.rank.normalize import unique_terms
+from engine.index.resident import ResidentText
+from engine.index.textsearch import Fts5TextSearch
 
 SETTINGS = settings(
     max_examples=30, deadline=None, derandomize=True,
@@ -155,7 +155,7 @@ def test_resident_memory_answers_as_a_one_shot(tmp_path):
 
 
 def test_the_fleet_check_finds_no_difference_and_would_find_one(tmp_path, monkeypatch):
-    from engine import bm25
+    from engine.rank import bm25
     from kbtools.resident_identity import differences
 
     fleet = copy_demo(tmp_path / "demo")

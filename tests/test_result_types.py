@@ -19,7 +19,7 @@ import pytest
 from engine.answer import AgentChoice, AgentTotal, Miss, Passage, Result
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
-MUTABLE = {"engine.indexupdate.IndexReport"}  # filled in as an update runs: slotted, not frozen
+MUTABLE = {"engine.index.indexupdate.IndexReport"}  # filled in as an update runs: slotted, not frozen
 
 
 def _decorated_classes():

@@ -8,7 +8,7 @@ from _who import configure, example_command
 from conftest import run_kb
 
 from engine import Memory
-from engine.roster import CLASSIFIER_TIMEOUT_MS_DEFAULT, roster_of
+from engine.notes.roster import CLASSIFIER_TIMEOUT_MS_DEFAULT, roster_of
 
 
 def test_kb_fleet_prints_who_does_what_and_where_each_stops(demo):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.rrf import rrf, rrf_top
+from engine.rank.rrf import rrf, rrf_top
 
 ids = st.sampled_from([f"b/{i}.md" for i in range(40)])
 

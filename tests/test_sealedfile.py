@@ -1,17 +1,17 @@
-"""The caches' file format (engine/sealedfile.py): a name is found in a Keyed the same way by
+"""The caches' file format (engine/index/sealedfile.py): a name is found in a Keyed the same way by
 a scan of a short listing, by binary search (a one-shot's few lookups in a long one) and by
 the dict a long reader makes, and a blob is
 read only as its bytes were written; damage is found before a blob is used."""
 
 from __future__ import annotations
 
-from engine.sealedfile import decode as _decode, encode as _encode
+from engine.index.sealedfile import decode as _decode, encode as _encode
 import random
 
 import pytest
 
-from engine import sealedfile
-from engine.sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, open_shaped, seal
+from engine.index import sealedfile
+from engine.index.sealedfile import Blobs, Damaged, Keyed, ends_and_blobs, is_blobs, is_keyed, keyed, open_shaped, seal
 
 MAGIC = b"kb-test-cache\n"
 

@@ -20,7 +20,7 @@ TOOLS = {"kb_route", "kb_retrieve", "kb_remember", "kb_fleet", "kb_list"}
 
 def _params(*paths) -> StdioServerParameters:
     # The whole environment: the SDK passes only HOME, PATH and a few more, and the server must
-    # read the session's KB_STATE_DIR (the person's grants, engine/userstate) as kb route does.
+    # read the session's KB_STATE_DIR (the person's grants, engine/notes/userstate) as kb route does.
     return StdioServerParameters(command=sys.executable, args=["-m", "engine.cli", "serve", *map(str, paths)],
                                  cwd=str(REPO), env=dict(os.environ))
 

@@ -1,4 +1,4 @@
-"""The suggester's kept spellings (engine/spelling_cache.py): a refusal in a fresh process
+"""The suggester's kept spellings (engine/index/spelling_cache.py): a refusal in a fresh process
 reads each base's prepared vocabulary instead of preparing every key of the fleet, and
 offers exactly what the search over the whole key list offers; a spelling that no longer
 describes its index, or that is not one kb wrote, is never read.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import spelling_cache
+from engine.index import spelling_cache
 from engine.memory import Memory
-from engine.normalize import terms
-from engine.suggest import suggest
+from engine.rank.normalize import terms
+from engine.rank.suggest import suggest
 from tests.conftest import age_indexes, damage_cache, index_aged, run_kb
 
 REFUSED = "how do I restore the databas backupp"  # matches nothing; spelled like several keys

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.stemming import language_of, note_language, stem_question, stem_text
-from engine.normalize import unique_terms, words
+from engine.rank.stemming import language_of, note_language, stem_question, stem_text
+from engine.rank.normalize import unique_terms, words
 
 
 def _same_stem(a: str, b: str, language: str) -> bool:
@@ -119,7 +119,7 @@ def test_the_index_leaves_out_the_stopwords_no_question_asks(tmp_path):
     import sqlite3
 
     from engine.memory import Memory
-    from engine.stemming import index_stems
+    from engine.rank.stemming import index_stems
 
     assert index_stems(words("The deployments of a service, x 2 times"), "english").split() == [
         "deploy", "servic", "x", "2", "time"]
@@ -181,7 +181,7 @@ def test_stemming_a_log_ahead_in_one_call_gives_the_stems_met_one_by_one():
     # `kb misses` stems its log's words ahead (stem_all); each stem must be the one the
     # cache would make when the word is met: endings put back, accents folded, stopword
     # stems marked, stopwords themselves, digits and letters.
-    from engine.stemming import LANGUAGES, _StemCache, word_stems
+    from engine.rank.stemming import LANGUAGES, _StemCache, word_stems
 
     sample = ["recuperacao", "informacoes", "comer", "come", "comia", "doses", "notes", "likely",
               "its", "being", "irmaos", "confiaveis", "importancia", "cantavamos", "running",

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from kbtools.surface_bench import STEM, alike_words, long_question
 
-from engine.normalize import terms
-from engine.suggest import SUGGEST_MAX, Speller, Spelling, spelling_of
+from engine.rank.normalize import terms
+from engine.rank.suggest import SUGGEST_MAX, Speller, Spelling, spelling_of
 
 BOUND = 800_000  # twice SUGGEST_BUDGET: a bound that does not grow with the keys
 
@@ -66,8 +66,8 @@ def test_a_long_question_over_alike_keys_reads_a_bounded_number_of_words():
 def _every_pair(question_terms: list[str], keys: list[str]) -> list[str]:
     """The seed's rule measured on every (question word, key word) pair: a key at its best
     single alignment, 0.65 or more, best first, ties alphabetical, at most 8."""
-    from engine.normalize import words
-    from engine.suggest import SUGGEST_MIN_DICE, dice
+    from engine.rank.normalize import words
+    from engine.rank.suggest import SUGGEST_MIN_DICE, dice
 
     best, written = {}, {}
     for key in keys:

@@ -15,9 +15,9 @@ import time
 from conftest import run_kb
 
 from engine import Memory
-from engine.normalize import terms, words
+from engine.rank.normalize import terms, words
 from engine.sentences import LIMIT_NOTE, NOTHING_LINES, SUGGEST_LEAD
-from engine.suggest import SUGGEST_MAX, SUGGEST_MIN_DICE, dice, suggest, trigrams
+from engine.rank.suggest import SUGGEST_MAX, SUGGEST_MIN_DICE, dice, suggest, trigrams
 
 SEED_DECISIONI = """\
 question: come funziona il registro delle decisioni

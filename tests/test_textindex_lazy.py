@@ -9,9 +9,9 @@ import sys
 import threading
 from pathlib import Path
 
-from engine import indexpool
-from engine.fleet import Base
-from engine.textindex import TextIndex
+from engine.index import indexpool
+from engine.notes.fleet import Base
+from engine.index.textindex import TextIndex
 
 
 def test_the_path_is_the_bases_and_follows_the_index_when_pointed_elsewhere(tmp_path):

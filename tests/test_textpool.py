@@ -1,4 +1,4 @@
-"""The text leg's pool (engine/textpool.py) is the definition: every base's matches, ordered by
+"""The text leg's pool (engine/rank/textpool.py) is the definition: every base's matches, ordered by
 score (best first) then id (base/path), the first `size` kept; and cutting it after each base,
 as the one-shot leg does before a ceiling check, keeps the same pool."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from engine.textpool import TextPool
+from engine.rank.textpool import TextPool
 
 # Names where one is the start of another, or sorts apart from its id: "a" < "a-b" as names,
 # but "a-b/..." < "a/..." as ids ("-" is below "/").
@@ -55,7 +55,7 @@ def test_an_answer_builds_the_hits_of_its_page_only(tmp_path):
     from conftest import copy_demo
     from engine.answer import TextHit
     from engine.memory import RANK_CANDIDATE_POOL, Memory
-    from engine.textsearch import Fts5TextSearch
+    from engine.index.textsearch import Fts5TextSearch
 
     fleet = copy_demo(tmp_path / "demo")
     mem = Memory(fleet)

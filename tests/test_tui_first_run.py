@@ -178,7 +178,7 @@ def test_misses_screen_writes_an_alias_only_while_its_effect_is_on_screen(tmp_pa
 def test_misses_screen_writes_a_logged_question_as_a_key_only_on_the_note_a_person_picks(tmp_path):
     from conftest import copy_demo
 
-    from engine.notes import parse_note
+    from engine.notes.note import parse_note
 
     async def go():
         fleet = copy_demo(tmp_path / "demo")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from conftest import copy_demo
-from engine.purpose.weights import PURPOSE_NAMES
+from engine.stages.purpose.weights import PURPOSE_NAMES
 from tui_support import ask, make_app, ready, screen_text, settle
 
 

@@ -55,8 +55,8 @@ def test_a_hit_deep_in_a_section_gets_a_cut_at_its_paragraph_and_the_text_joins_
 
 
 def test_every_window_of_a_long_section_is_placed_at_the_line_it_starts_in():
-    from engine.chunking import chunk_sections
-    from engine.notes import parse_note
+    from engine.notes.chunking import chunk_sections
+    from engine.notes.note import parse_note
 
     paras = [f"Paragraph {i} of the long part: " + " ".join(f"w{i}x{k}" for k in range(18)) for i in range(60)]
     src = "# Note\n\n## Long part\n\n" + "\n\n".join(paras) + "\n"

@@ -125,7 +125,7 @@ def test_one_agent_is_one_agent(tmp_path):
 
 
 def test_the_palette_lists_the_purposes_the_engine_declares(tmp_path):
-    from engine.purpose.weights import PURPOSE_NAMES
+    from engine.stages.purpose.weights import PURPOSE_NAMES
     from kbtui.commands import palette_rows
 
     titles = [t for t, _h, _a in palette_rows()]

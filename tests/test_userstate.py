@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
-from engine.userstate import ensure_state_dir, state_dir
+from engine.notes.userstate import ensure_state_dir, state_dir
 
 
 def test_the_variable_names_the_folder(tmp_path, monkeypatch):
@@ -29,7 +29,7 @@ def test_the_suite_never_uses_the_persons_folder():
 
 
 def _fresh_key(monkeypatch, folder):
-    from engine import userstate
+    from engine.notes.note import userstate
 
     monkeypatch.setenv("KB_STATE_DIR", str(folder))
     monkeypatch.setattr(userstate, "_key", None)
@@ -61,7 +61,7 @@ def test_two_first_processes_agree_on_one_key(tmp_path):
 
     from conftest import REPO
 
-    code = "from engine.userstate import secret; print(secret().hex())"
+    code = "from engine.notes.userstate import secret; print(secret().hex())"
     env = {**os.environ, "KB_STATE_DIR": str(tmp_path / "s")}
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=subprocess.PIPE, text=True)
              for _ in range(4)]

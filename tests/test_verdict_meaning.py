@@ -10,7 +10,7 @@ import json
 from conftest import copy_demo, run_kb
 from tui_support import make_app, ready, screen_text, settle, wait_for
 
-from engine.evaluate import GoldQuestion, GradedQuestion, score_strip, verdict_meaning
+from engine.review.evaluate import GoldQuestion, GradedQuestion, score_strip, verdict_meaning
 
 # One right hit, one hit on the wrong note, a bait that hits, two right refusals.
 SET = (

@@ -1,6 +1,6 @@
-"""A front matter `title:` read as YAML reads a one-line scalar (engine/yamlscalar.py): the
+"""A front matter `title:` read as YAML reads a one-line scalar (engine/notes/yamlscalar.py): the
 double-quoted form's backslash escapes, the single-quoted form's doubled quote, a plain
-value as written. Both note readers (engine/notes.py and engine/bignote.py) take the title
+value as written. Both note readers (engine/notes/note.py and engine/notes/bignote.py) take the title
 through it; the expected values below are what YAML gives for each line (checked once
 against PyYAML on 150,000 random quoted values, none differing; no YAML library is a
 dependency of kb or of its tests)."""
@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import bignote
-from engine.notefiles import read_note
-from engine.notes import parse_note
-from engine.yamlscalar import one_line_scalar
+from engine.notes.note import bignote
+from engine.notes.notefiles import read_note
+from engine.notes.note import parse_note
+from engine.notes.yamlscalar import one_line_scalar
 
 YAML_SAYS = [
     (r'"a \"quoted\" word"', 'a "quoted" word'),

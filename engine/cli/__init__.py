@@ -45,7 +45,7 @@ VERBS: tuple[tuple[str, str, str], ...] = (
     ("model", "engine.cli.rerank", "add_model"),
     ("rerank", "engine.cli.rerank", "add_rerank"),
     ("bench", "engine.cli.bench", "add_bench"),
-    ("label", "engine.labelcli", "register"),
+    ("label", "engine.cli.label", "register"),
 )
 
 
@@ -67,7 +67,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-# Where a refusal is logged, said in `kb --help` and beside every --no-record (engine/misses.py decides).
+# Where a refusal is logged, said in `kb --help` and beside every --no-record (engine/review/misses.py decides).
 MISSES_HELP = ("An unanswered question is logged to kb-misses.txt: beside fleet.txt in a fleet, else in the "
                "folder's .kb/; KB_MISSES_PATH=FILE logs it there instead, and --no-record logs nothing.")
 

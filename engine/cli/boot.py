@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from ..boot import brief, parse_request
+from ..review.boot import brief, parse_request
 from ..clean import shown
-from ..covered import OPTION, OPTION_HELP
+from ..rank.covered import OPTION, OPTION_HELP
 from ..errors import KbError
 from ..memory import Memory
 from . import MISSES_HELP, add_no_record

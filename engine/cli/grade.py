@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..covered import OPTION, OPTION_HELP
+from ..rank.covered import OPTION, OPTION_HELP
 from ..errors import KbError
-from ..evaluate import SPEED_MAX_ASKS, run_eval
+from ..review.evaluate import SPEED_MAX_ASKS, run_eval
 from ..memory import Memory
 from ..render import json_line
 from . import add_paths

@@ -1,7 +1,7 @@
 """`kb misses` and `kb check`: the miss path's verbs (rows of engine/cli's verb table).
 
 `kb misses PATH` reads kb-misses.txt back, most asked first, beside today's near misses and
-a proposed alias line; it writes nothing. `kb check PATH` lints every base (engine/check.py
+a proposed alias line; it writes nothing. `kb check PATH` lints every base (engine/review/check.py
 lists the codes) and exits 1 on an error, or on a warning with --strict.
 """
 
@@ -10,17 +10,17 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from .. import collector
-from ..check import check, summary
-from ..thin import THIN_ASK, THIN_BELOW
+from ..index import collector
+from ..review.check import check, summary
+from ..notes.thin import THIN_ASK, THIN_BELOW
 from ..errors import KbError
-from ..fleet import discover
+from ..notes.fleet import discover
 from ..memory import Memory
-from ..misses import DAMAGED_SHOWN, misses_path
-from ..missjson import report_json_line
-from ..missworker import REVIEW_AT_MOST, review_misses
+from ..review.misses import DAMAGED_SHOWN, misses_path
+from ..review.missjson import report_json_line
+from ..review.missworker import REVIEW_AT_MOST, review_misses
 from ..render import counted, json_line, printable
-from ..notefiles import list_notes
+from ..notes.notefiles import list_notes
 from . import add_paths
 
 WIDTH = 100  # where the key lists wrap
@@ -59,7 +59,7 @@ def cmd_misses(args) -> int:
         raise KbError(f"--limit {args.limit}: give a count of entries, or 0 for every one")
     mem = Memory(args.paths)
     # The review and its rendering keep a row per entry: no collector pass walks them, now,
-    # when the pause ends, or at exit (engine/collector.py).
+    # when the pause ends, or at exit (engine/index/collector.py).
     collector.no_pass_at_exit()
     with collector.paused(freeze_after=True):
         try:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..fleet import discover
-from ..purpose import PURPOSE_NAMES
+from ..notes.fleet import discover
+from ..stages.purpose import PURPOSE_NAMES
 from . import add_paths
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def add_fusion(subparsers: Any) -> argparse.ArgumentParser:
 
 def cmd_restamp(args: argparse.Namespace) -> int:
     """Restamp every base under args.path; prints one receipt line per base (or JSON)."""
-    from ..purpose.stamp import restamp, stamp_path
+    from ..stages.purpose.stamp import restamp, stamp_path
 
     fleet = discover([args.path])
     receipts = {b.name: restamp(b.root) for b in fleet.bases}

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..fleet import discover
-from ..rerank import PRECISIONS
+from ..notes.fleet import discover
+from ..stages.rerank import PRECISIONS
 from . import add_paths
 
 if TYPE_CHECKING:
     import argparse  # annotations only
 
-# The stage itself (engine/rerank's reading and stage modules) is imported by the handlers
+# The stage itself (engine/stages/rerank's reading and stage modules) is imported by the handlers
 # that run it: `kb route` parses these options on every prompt of a hook and reranks rarely.
 
 
@@ -41,11 +41,11 @@ def route_kwargs(args: argparse.Namespace) -> dict[str, Any]:
                                 ("--rerank-summary", getattr(args, "rerank_summary", False)),
                                 ("--rerank-precision", getattr(args, "rerank_precision", "fp32") != "fp32")) if v]
         if named:
-            from ..rerank.errors import RerankCallerError
+            from ..stages.rerank.errors import RerankCallerError
 
             raise RerankCallerError(f"{', '.join(named)} given without --rerank; add --rerank to run the stage")
         return {}
-    from ..rerank.reading import RerankRequest
+    from ..stages.rerank.reading import RerankRequest
 
     return {"rerank": RerankRequest(model=args.rerank_model, precision=args.rerank_precision, use_summary=args.rerank_summary)}
 
@@ -94,8 +94,8 @@ def cmd_model_import(args: argparse.Namespace) -> int:
 
 
 def cmd_restamp(args: argparse.Namespace) -> int:
-    from ..rerank.reading import RerankRequest, model_dir_for
-    from ..rerank.stage import restamp
+    from ..stages.rerank.reading import RerankRequest, model_dir_for
+    from ..stages.rerank.stage import restamp
 
     fleet = discover([args.path])
     model_dir = model_dir_for(fleet.settings, fleet.root, RerankRequest(model=args.rerank_model, precision=args.rerank_precision))

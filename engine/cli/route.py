@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..covered import OPTION, OPTION_HELP
+from ..rank.covered import OPTION, OPTION_HELP
 from ..memory import RANK_CANDIDATE_POOL, Memory
 from ..query import DEFAULT_TOP, Query, top_limit
 from ..render import index_report, json_line, route_hybrid, route_keywords

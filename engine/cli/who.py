@@ -9,14 +9,14 @@ import os
 from pathlib import Path
 
 from ..clean import shown
-from ..covered import OPTION, OPTION_HELP
+from ..rank.covered import OPTION, OPTION_HELP
 from ..errors import KbError
-from ..fleet import discover, is_base
+from ..notes.fleet import discover, is_base
 from ..memory import Memory
-from ..remember import render
+from ..review.remember import render
 from ..render import json_line, printable
-from ..roster import render_roster
-from ..serve import fleet_json, list_notes, serve
+from ..notes.roster import render_roster
+from ..serve.mcp import fleet_json, list_notes, serve
 from . import MISSES_HELP, add_no_record, add_paths
 
 
@@ -57,8 +57,8 @@ def add_allow(subparsers) -> None:
 
 def cmd_allow(args) -> int:
     # Reads fleet.txt and the roster only: allowing a command is no reason to index the notes.
-    from ..classifier import allow
-    from ..roster import roster_of
+    from ..stages.classifier import allow
+    from ..notes.roster import roster_of
 
     roster = roster_of(discover([args.path]))
     if not roster.classifier:

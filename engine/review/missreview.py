@@ -1,0 +1,520 @@
+"""Reading the recall-loss log back against the base as it stands today (`kb misses`).
+
+The log holds what was lost; it cannot hold which files nearly caught a question, because
+that is a fact about today's notes, so it is recomputed here for every entry: the files the
+text scorer ranks for the question (`Memory.ask(q, record_miss=False)` gives them as
+`answer.text`), the keys each of those files declares, and one proposed alias line, proved
+against the keyword scorer before anyone writes it. Nothing is written: not the log, not
+kb-aliases.txt.
+
+The proposal joins the question's words that matched nothing to a key of the nearest file
+that is spelled like them (character trigrams, as the suggester measures, plus the words
+run together, so `roll back` reaches `rollback`). When no key there is spelled near, the
+words the nearest file's text holds are joined to its first key, and the proposal says it
+rests on the text rather than on spelling: meaning is the reader's call, never this module's.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from ..index import collector
+from ..notes.aliases import Alias
+from ..clean import repaired
+from ..rank.gate import verdict_for
+from .misses import DAMAGED_SHOWN, MissEntry
+from ..rank.normalize import terms, words
+from ..rank.question import cut_question
+from ..rank.stemming import stem_all
+from ..rank.suggest import SUGGEST_MIN_DICE, dice, trigrams
+
+NEAR_DEFAULT = 3  # files shown beside each question
+MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
+# The steps one question's alias proposal may take (an index entry read, a key measured
+# against a span), whatever the nearest file holds: a 4,000-character question against a
+# note of 20,000 keys spelled alike compared every word with every key word (35 s). A
+# person's question against a real note takes a few hundred. Spans are measured in order;
+# a span or word cut short is not remembered, and the proposal is the best of what was
+# measured (every similarity given exact).
+PROPOSE_BUDGET = 300_000
+
+
+@dataclass(frozen=True)
+class NearFile:
+    """A file today's index nearly caught the question with."""
+
+    base: str
+    path: str
+    text_rank: int | None  # 1-based rank in the text scorer's list; None when offered by spelling
+    keys: tuple[str, ...]
+    label_line: int | None
+    is_entry: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.base}/{self.path}"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "base": self.base, "path": self.path, "text_rank": self.text_rank,
+                "keys": list(self.keys), "label_line": self.label_line, "is_entry": self.is_entry}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    line: str  # "roll back = rollback", ready for kb-aliases.txt
+    alias: str
+    canonical: str
+    file: str  # the file whose key the canonical is
+    basis: str  # "spelling" or "text"
+    similarity: float  # the trigram Dice the spelling basis rests on (0 for text)
+    verdict_with_it: str  # what the question would get with the line in force
+    top_with_it: str | None
+    score_with_it: float
+
+
+@dataclass(frozen=True)
+class MissReview:
+    entry: MissEntry
+    verdict_now: str
+    top_now: str | None
+    near: tuple[NearFile, ...]
+    proposal: Proposal | None
+    advice: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        """As `kb misses --json` writes it (engine/review/missjson.py writes the same text by hand)."""
+        e = self.entry
+        p = self.proposal
+        return {
+            "count": e.count,
+            "first_seen": e.first_seen,
+            "last_seen": e.last_seen,
+            "question": e.question,
+            "looked_like": [w.strip() for w in e.looked_like.split(",") if w.strip()],
+            "now": {"verdict": self.verdict_now, "keyword_top": self.top_now},
+            "near": [f.to_json() for f in self.near],
+            "proposal": None if p is None else {
+                "line": p.line, "alias": p.alias, "canonical": p.canonical, "file": p.file, "basis": p.basis,
+                "similarity": round(p.similarity, 4),
+                "with_it": {"verdict": p.verdict_with_it, "keyword_top": p.top_with_it,
+                            "keyword_score": round(p.score_with_it, 6)},
+            },
+            "advice": list(self.advice),
+        }
+
+
+@dataclass(frozen=True)
+class MissesReport:
+    path: Path
+    exists: bool
+    reviews: tuple[MissReview, ...]
+    problems: tuple[str, ...] = field(default_factory=tuple)  # "path:line: what" per unreadable line
+    not_reviewed: int = 0  # entries past the limit: the least asked, left in the log unread
+
+    @property
+    def total(self) -> int:
+        return sum(r.entry.count for r in self.reviews)
+
+    def to_json(self, *, entries: bool = True) -> dict:
+        """entries=False leaves the entries' list empty (engine/review/missjson.py writes them)."""
+        return {
+            "path": str(self.path),
+            "exists": self.exists,
+            "questions": len(self.reviews),
+            "misses": self.total,
+            "entries": [r.to_json() for r in self.reviews] if entries else [],
+            "problems": list(self.problems[:DAMAGED_SHOWN]),  # the rest counted, as on stderr
+            **({"problems_not_shown": len(self.problems) - DAMAGED_SHOWN} if len(self.problems) > DAMAGED_SHOWN else {}),
+            **({"not_reviewed": self.not_reviewed} if self.not_reviewed else {}),
+        }
+
+
+@contextmanager
+def reviewing(memory, questions: list[str]) -> Iterator:
+    """Where a review of these questions is made: against one snapshot (yielded), the
+    collector paused, a file's words read once (this thread's), their words stemmed ahead."""
+    with memory.one_state() as snap, collector.paused():
+        # Each entry brings new words: stemmed here in one Snowball call per language, not one
+        # call each as they are met (the text leg and the coverage rule read the stems). The
+        # questions are split as one text (the same words: a space separates them anyway).
+        stem_all(dict.fromkeys(terms(" ".join([cut_question(repaired(q))[0] for q in questions]))))
+        _review.texts, _review.near_files, _review.answers = {}, {}, {}
+        try:
+            yield snap
+        finally:
+            _review.texts = _review.near_files = _review.answers = None
+
+
+def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
+    q = entry.question
+    # `near` is how many are shown; the proposal and the advice look at least as far as the default.
+    pool = max(near, NEAR_DEFAULT)
+    # Asked as `ask(q, record_miss=False, top=0, classify=False)` answers it, cut to what is read
+    # here: no classifier (a model call per entry would cost seconds), no owner, no page.
+    answer = memory.reask(q, text_top=pool, texts=getattr(_review, "answers", None))
+    q = answer.question  # what is proposed and proved is the part a route reads, never past it
+    snap = memory.snapshot()
+    n = snap.catalogue.n
+    top_now = answer.keyword_top
+
+    files: list[NearFile] = []
+    for rank, hit in enumerate(answer.text[:pool], start=1):
+        files.append(_near(snap, hit.base, hit.path, rank))
+    # The files carrying what the suggester offers are near too, text hits or not: with
+    # stems in the text leg a stray word ("come" finds "comes") can fill the text's places,
+    # and the spelling is what an alias is proposed from. Looked up by the offered keys, in
+    # catalogue order: no walk over every key per entry.
+    spelled = _entries_by_key(snap.catalogue)
+    # By position alone (each is one key of one entry): no entry is hashed.
+    found = sorted({pos: e for key in answer.suggestions for pos, e in spelled.get(key, ())}.items())
+    by_spelling: list[NearFile] = []
+    for _, e in found:
+        if len(by_spelling) >= pool:
+            break  # the places are taken: the rest of the offered entries add nothing
+        if all(f.id != e.id for f in files + by_spelling):
+            by_spelling.append(_near(snap, e.base, e.path, None))
+    # `near` caps what is shown; when both kinds found something, one place goes to the spelling.
+    spelled_places = min(len(by_spelling), max(1, near - len(files))) if near > 0 else 0
+    shown = tuple(files[: max(near - spelled_places, 0)] + by_spelling[:spelled_places])
+    files += by_spelling
+
+    advice: list[str] = []
+    if answer.verdict == "hit":
+        advice.append(f"answered today: hit on {top_now}; this entry has done its job and can be deleted")
+        return MissReview(entry, answer.verdict, top_now, shown, None, tuple(advice))
+    if not files:
+        advice.append(
+            "nothing in the base is near it, by label, by spelling or by text: if this fleet should answer it, "
+            "a note is missing, not an alias"
+        )
+    for f in files:
+        if not f.is_entry:
+            advice.append(f"{f.id} holds these words but has no `Search for:` line: the text search finds it, "
+                          "but no question can make it a HIT until it has one (kb check: E02)")
+
+    keyword = answer.keyword
+    everything = keyword.matched_anywhere() if hasattr(keyword, "matched_anywhere") else {
+        m for k in keyword for m in k.matched}
+    matched = {t for m in everything for t in _terms_of(m)}
+    q_terms = list(answer.words)  # terms(q), computed once by the re-ask
+    proposal = _propose(memory, q, q_terms, matched, files, n)
+    return MissReview(entry, answer.verdict, top_now, shown, proposal, tuple(advice))
+
+
+@lru_cache(maxsize=65536)  # what a keyword hit matched is the fleet's own keys and words: few, repeated
+def _terms_of(matched: str) -> tuple[str, ...]:
+    return tuple(terms(matched))
+
+
+_BY_KEY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_review = threading.local()  # a review's own memory, for its thread: a file's words, its NearFiles, text answers
+
+
+def _entries_by_key(catalogue) -> dict[str, tuple[tuple[int, object], ...]]:
+    """Each key as the suggester offers it (spacing collapsed) -> (catalogue position, entry),
+    built once per catalogue: `kb misses` looks up thousands of entries against one index."""
+    table = _BY_KEY.get(catalogue)
+    if table is None:
+        acc: dict[str, list[tuple[int, object]]] = {}
+        for pos, (key, e) in enumerate(catalogue.vocabulary_keys()):
+            acc.setdefault(" ".join(key.split()), []).append((pos, e))
+        table = _BY_KEY[catalogue] = {k: tuple(v) for k, v in acc.items()}
+    return table
+
+
+def _near(snap, base: str, path: str, rank: int | None) -> NearFile:
+    # A review's entries name the same few files at the same ranks thousands of times: each
+    # is made once per review (its snapshot's), and shared (it is frozen).
+    made = getattr(_review, "near_files", None)
+    got = made.get((base, path, rank)) if made is not None else None
+    if got is None:
+        rec = snap.records.get(base, {}).get(path)
+        keys = tuple(rec.keys) if rec and rec.is_entry else ()
+        got = NearFile(base, path, rank, keys, rec.label_line if rec and rec.is_entry else None,
+                       bool(rec and rec.is_entry))
+        if made is not None:
+            made[(base, path, rank)] = got
+    return got
+
+
+def _spans(q_terms: list[str], matched: set[str]) -> list[list[str]]:
+    """Contiguous runs of the question's terms that matched nothing, up to MAX_SPAN long:
+    an alias matches only whole, contiguous terms of the question."""
+    out = []
+    for i in range(len(q_terms)):
+        for j in range(i + 1, min(i + MAX_SPAN, len(q_terms)) + 1):
+            if q_terms[j - 1] in matched:  # the span so far held none; the word it grows by does
+                break
+            out.append(q_terms[i:j])
+    return out
+
+
+@lru_cache(maxsize=65536)  # a log's questions share their words; each pair is measured once
+def _best_word(word: str, key_terms: tuple[str, ...]) -> float:
+    return max(dice(word, w) for w in key_terms)
+
+
+@dataclass(frozen=True)
+class _FileKeys:
+    """One file's keys prepared once: their terms and trigrams, indexed by trigram, and per
+    question word (and per span run together) the keys spelled near enough to be proposed.
+
+    A pair (span, key) is proposed only at a similarity of SUGGEST_MIN_DICE or more, and its
+    similarity is the larger of two Dice values: the words run together against the key's run
+    together, and the mean over the span's words of each one's best against the key's words.
+    A mean reaches the floor only if one of its parts does, so a key can be proposed for a span
+    only if one of the span's words is spelled near one of its words (`near_word`) or the span
+    run together is spelled near it run together (counted in `best_for`). Those keys are found through
+    the trigram index, once per distinct word (a long log says the same words thousands of
+    times), and only they are measured: the proposal is the one every pair measured gives.
+    A run of words' best key is kept too (`best_for`): the log's questions repeat their runs.
+    """
+
+    terms: tuple[tuple[str, ...], ...]  # per key, in the file's order
+    joined: tuple[frozenset[str], ...]  # per key: the trigrams of its words run together
+    by_word_gram: dict[str, tuple[int, ...]]  # trigram -> the keys one of whose words carries it
+    by_joined_gram: dict[str, tuple[int, ...]]  # trigram -> the keys whose words run together carry it
+    all_joined_grams: frozenset[str]  # every key's words run together, their trigrams together
+    fewest_joined_grams: int  # the fewest such trigrams one key has
+    near: dict = field(default_factory=dict, compare=False)  # word -> the keys near it
+    best: dict = field(default_factory=dict, compare=False)  # span -> (similarity, key order) or None
+
+    def near_word(self, word: str, budget: "_Budget | None" = None) -> tuple[int, ...]:
+        """The keys one of whose words has a Dice of SUGGEST_MIN_DICE or more with `word`
+        (those within `budget`'s steps, rarest grams first, when it runs out)."""
+        got = self.near.get(word)
+        if got is None:
+            budget = budget if budget is not None else _Budget()
+            index = self.by_word_gram
+            postings = [index.get(g, ()) for g in sorted(trigrams(word), key=lambda g: (len(index.get(g, ())), g))]
+            reached: set[int] = set()
+            whole = True
+            for posting in postings:
+                if not budget.take(len(posting)):
+                    whole = False
+                    break
+                reached.update(posting)
+            order = sorted(reached)
+            if not budget.take(len(order)):
+                whole = False
+                order = order[: max(0, budget.left)]
+            got = tuple(o for o in order if _best_word(word, self.terms[o]) >= SUGGEST_MIN_DICE)
+            if whole:
+                _keep(self.near, word, got)
+        return got
+
+    def joined_may_reach(self, grams: frozenset[str]) -> bool:
+        """Whether a span run together (its trigrams: `grams`) may reach a key here at all,
+        false for most spans: no key shares more grams with it than all the keys together, so
+        when even that and the smallest key fall short of the floor, no key can."""
+        return 2.0 * len(grams & self.all_joined_grams) / (len(grams) + self.fewest_joined_grams) >= SUGGEST_MIN_DICE
+
+    def best_for(self, span: tuple[str, ...], text: str, budget: "_Budget | None" = None) -> tuple[float, int] | None:
+        """The key spelled most like `span` (its words run together: `text`), as (similarity,
+        key order): the highest similarity at or over the floor, the first key among equals,
+        a key that is the span itself passed over; None when none reaches the floor. Kept per
+        span: what a run of words is spelled like does not depend on the question it is in.
+
+        Only the keys that can reach the floor are measured: near one of the span's words
+        (`near_word`), or near it run together, found by counting the trigrams each key run
+        together shares with it; that count is the size of their intersection, so it is the
+        Dice numerator the measure below uses (a span's first measure is most of a long
+        log's spans: each question brings its own word, so this runs once per span and file)."""
+        got = self.best.get(span, _UNKNOWN)
+        if got is not _UNKNOWN:
+            return got
+        budget = budget if budget is not None else _Budget()
+        spent_before = budget.exhausted
+        got = None
+        sj = trigrams(text)
+        n_sj = len(sj)
+        joined_of = self.joined
+        orders: set[int] = set()
+        for w in span:
+            orders.update(self.near_word(w, budget))
+        shared: dict[int, int] | None = None
+        if self.joined_may_reach(sj):
+            shared = {}
+            by_gram = self.by_joined_gram
+            for g in sj:
+                posting = by_gram.get(g, ())
+                if not budget.take(len(posting)):
+                    shared = None  # counts cut short: each candidate's count is made again below
+                    break
+                for o in posting:
+                    shared[o] = shared.get(o, 0) + 1
+            if shared is not None:
+                orders.update([o for o, k in shared.items() if 2.0 * k / (n_sj + len(joined_of[o])) >= SUGGEST_MIN_DICE])
+        ordered = sorted(orders)
+        if not budget.take(len(ordered) * len(span)):
+            ordered = ordered[: max(0, budget.left) // len(span)]
+        for order in ordered:
+            kt = self.terms[order]
+            if span == kt:
+                continue  # a word aliased to itself adds nothing
+            # How alike they are spelled: the words run together (`roll back` ~ `rollback`),
+            # or each question word against its best key word.
+            kj = joined_of[order]
+            common = shared.get(order, 0) if shared is not None else len(sj & kj)
+            joined = 2.0 * common / (n_sj + len(kj))
+            each = sum([_best_word(w, kt) for w in span]) / len(span)
+            sim = max(joined, each)
+            if sim >= SUGGEST_MIN_DICE and (got is None or sim > got[0]):
+                got = (sim, order)
+        if not budget.exhausted or spent_before:
+            _keep(self.best, span, got)  # measured whole: what a span is spelled like is kept
+        return got
+
+    def any_word_near(self, span_words: list[str], budget: "_Budget | None" = None) -> bool:
+        """Whether a key here is spelled near one of these words (near_word, read from its
+        memory first: most words of a long log are asked of the same file thousands of times)."""
+        near = self.near
+        for w in span_words:
+            got = near.get(w)
+            if got is None:
+                got = self.near_word(w, budget)
+            if got:
+                return True
+        return False
+
+
+class _Budget:
+    """The steps left to one question's proposal (PROPOSE_BUDGET); `take` says whether
+    `n` more fit, and spends them either way."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, steps: int = 0) -> None:
+        self.left = steps or PROPOSE_BUDGET
+
+    def take(self, n: int) -> bool:
+        self.left -= n
+        return self.left >= 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left < 0
+
+
+def _keep(memory: dict, what, found) -> None:
+    if len(memory) >= NEAR_KEPT:
+        memory.clear()
+    memory[what] = found
+
+
+NEAR_KEPT = 100_000  # words (and spans) remembered per file's keys; past it the memory starts over
+_UNKNOWN = object()  # not yet measured (None is a measured "no key")
+
+
+@lru_cache(maxsize=4096)
+def _file_keys(keys: tuple[str, ...]) -> _FileKeys:
+    per_key: list[tuple[str, ...]] = []
+    joined: list[frozenset[str]] = []
+    by_word_gram: dict[str, set[int]] = {}
+    by_joined_gram: dict[str, set[int]] = {}
+    for order, key in enumerate(keys):
+        kt = tuple(terms(key))
+        per_key.append(kt)
+        joined.append(trigrams("".join(kt)))
+        if not kt:
+            continue  # a key of no words is spelled like nothing
+        for w in kt:
+            for g in trigrams(w):
+                by_word_gram.setdefault(g, set()).add(order)
+        for g in joined[-1]:
+            by_joined_gram.setdefault(g, set()).add(order)
+    spelled = [j for kt, j in zip(per_key, joined) if kt]
+    return _FileKeys(tuple(per_key), tuple(joined), {g: tuple(sorted(ix)) for g, ix in by_word_gram.items()},
+                     {g: tuple(sorted(ix)) for g, ix in by_joined_gram.items()},
+                     frozenset().union(*spelled), min((len(j) for j in spelled), default=1))
+
+
+def _propose(memory, question: str, q_terms: list[str], matched: set[str], files: list[NearFile], n: int):
+    spans = [tuple(s) for s in _spans(q_terms, matched)]
+    if not spans:
+        return None
+    span_text = ["".join(span) for span in spans]
+    span_words = list(dict.fromkeys(w for span in spans for w in span))
+    span_grams = None  # made when a file has no key near any one word: the spans' own grams are new
+    best = None  # (similarity, span length, -key order) and the pieces
+    budget = _Budget()
+    for f in files:
+        if not f.keys:
+            continue
+        prepared = _file_keys(f.keys)
+        # Most files have no key any span can reach (no word of the spans is spelled near one of
+        # their words, no span run together near one run together): then no span is measured.
+        if not prepared.any_word_near(span_words, budget):
+            if span_grams is None:
+                span_grams = [trigrams(t) for t in span_text]
+            if not any(map(prepared.joined_may_reach, span_grams)):
+                continue
+        # Each span's best key, then the best span: the pair a scan of every (key, span) keeps,
+        # ranked by similarity, then span length, then key order; among equals the earliest span.
+        known = prepared.best
+        for si, span in enumerate(spans):
+            got = known.get(span, _UNKNOWN)  # most spans were measured against this file before
+            if got is _UNKNOWN:
+                if budget.exhausted:
+                    continue  # past the budget: only what was measured before is read
+                got = prepared.best_for(span, span_text[si], budget)
+            if got is not None:
+                sim, order = got
+                rank = (sim, len(span), -order)
+                if best is None or rank > best[0]:
+                    best = (rank, span, f.keys[order], f)
+        if best is not None:
+            break  # the nearest file with a key spelled like the question wins
+    if best is not None:
+        (sim, _, _), span, key, f = best
+        return _proved(memory, question, " ".join(span), " ".join(words(key)), f, "spelling", sim, n)
+    # No key spelled near: join the words the nearest keyed file's text holds to its first key.
+    for f in files:
+        if not f.keys:
+            continue
+        held = _words_in_text(memory, f, q_terms)
+        run = _longest_run(q_terms, lambda t: t in held and t not in matched)
+        if not run:
+            continue
+        return _proved(memory, question, " ".join(run), " ".join(words(f.keys[0])), f, "text", 0.0, n)
+    return None
+
+
+def _words_in_text(memory, f: NearFile, q_terms: list[str]) -> set[str]:
+    texts = getattr(_review, "texts", None)
+    have = texts.get((f.base, f.path)) if texts is not None else None
+    if have is None:
+        text = " ".join(hp + " " + body for hp, body, _line in memory.chunks_of(f.base, f.path))
+        have = frozenset(terms(text))
+        if texts is not None:
+            texts[(f.base, f.path)] = have
+    return {t for t in q_terms if t in have}
+
+
+def _longest_run(q_terms: list[str], ok) -> list[str]:
+    best: list[str] = []
+    run: list[str] = []
+    for t in q_terms:
+        run = run + [t] if ok(t) else []
+        if len(run) > len(best):
+            best = run
+    return best[:MAX_SPAN] if len(best) > MAX_SPAN else best
+
+
+def _proved(memory, question, alias, canonical, f: NearFile, basis, sim, n) -> Proposal:
+    extra = Alias(tuple(terms(alias)), tuple(terms(canonical)), 0)
+    hits = memory.keyword_only(question, extra_aliases=(extra,))
+    # The top hit's score and id, read without building the hit (its arithmetic is not shown).
+    score = (hits.score_at(0) if hasattr(hits, "score_at") else hits[0].score) if hits else 0.0
+    top = (hits.id_at(0) if hasattr(hits, "id_at") else hits[0].id) if hits else None
+    return Proposal(
+        line=f"{alias} = {canonical}", alias=alias, canonical=canonical, file=f.id, basis=basis, similarity=sim,
+        verdict_with_it=verdict_for(score, n), top_with_it=top, score_with_it=score,
+    )
