@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.notes.note import bignote
+from engine.notes import bignote
 from engine.notes.chunking import CHUNK_CHARS, CHUNK_OVERLAP, chunk_sections, windows
 from engine.notes.fleet import discover
 from engine.notes.note import parse_note

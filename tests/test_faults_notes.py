@@ -16,7 +16,7 @@ import pytest
 
 from _faults import DEPLOY_Q, assert_terminal_safe, kb, kb_json, modes_bind, run_kb_obeying_modes, tree_hash
 from conftest import REPO, copy_demo
-from engine.notes.note import bignote, notefiles
+from engine.notes import bignote, notefiles
 from engine.index import indexupdate
 from engine.memory import Memory
 from engine.index.textindex import TextIndex

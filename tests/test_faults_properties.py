@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import DEMO, REPO, copy_demo, copy_notes
-from engine.notes.note import bignote
+from engine.notes import bignote
 from engine.index import indexupdate
 from engine.index.indexschema import FILE_SHIFT
 from engine.notes.chunking import chunk_sections

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.notes.note import bignote
+from engine.notes import bignote
 from engine.notes.chunking import chunk_sections
 from engine.notes.notefiles import read_note
 from engine.notes.note import parse_note

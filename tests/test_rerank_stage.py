@@ -3,6 +3,8 @@ run through onnxruntime, its tokenizer a WordPiece trained here. Nothing is mock
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pytest
@@ -159,7 +161,7 @@ def test_cache_returns_identical_scores_and_counts_hits(models, tmp_path):
     assert again.stamp["cache_hits"] == 12 and again.stamp["cache_misses"] == 0 and again.stamp["pairs_scored"] == 0
     assert again.scores == first.scores and again.results == first.results
     # A row whose content changed is a different key; a row with no version is never cached.
-    changed = [rows[0].__class__(**{**rows[0].__dict__, "content_hash": "new"})] + rows[1:11] + [row(11, rows[11].passages[0].text, version="")]
+    changed = [dataclasses.replace(rows[0], content_hash="new")] + rows[1:11] + [row(11, rows[11].passages[0].text, version="")]
     third = rerank_results(QUESTION, changed, 5, models["a"], {"zed": tmp_path / "c"})
     assert third.stamp["cache_misses"] == 2 and third.stamp["cache_hits"] == 10
     # Case is part of the question: no hit.

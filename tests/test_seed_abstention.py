@@ -24,16 +24,10 @@ DATA = REPO / "tests" / "data" / "seed_abstention"
 LABEL = {"in-scope": "in-scope", "near-oos": "near", "far-oos": "far", "noise": "noise"}
 
 
-# Where CI finds the seed's files without an environment: the steering repository's shared/
-# folder sits beside the clone CI runs in, and data files may be kept there (not here: no licence).
-SHARED = REPO.parent / "shared" / "ulpia-seed"
-
-
 def _checkout() -> Path:
-    named = os.environ.get("KB_SEED_ULPIA") or (str(SHARED) if SHARED.is_dir() else "")
+    named = os.environ.get("KB_SEED_ULPIA")
     if not named:
-        pytest.skip(f"KB_SEED_ULPIA names no checkout of richard-wollyce/ulpia, and {SHARED} is absent "
-                    "(tests/data/seed_abstention/ORIGIN.md)")
+        pytest.skip("KB_SEED_ULPIA names no checkout of richard-wollyce/ulpia (tests/data/seed_abstention/ORIGIN.md)")
     root = Path(named)
     for line in (DATA / "files.sha256").read_text(encoding="utf-8").splitlines():
         digest, rel = line.split(None, 1)

@@ -29,7 +29,7 @@ def test_the_suite_never_uses_the_persons_folder():
 
 
 def _fresh_key(monkeypatch, folder):
-    from engine.notes.note import userstate
+    from engine.notes import userstate
 
     monkeypatch.setenv("KB_STATE_DIR", str(folder))
     monkeypatch.setattr(userstate, "_key", None)

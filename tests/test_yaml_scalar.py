@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.notes.note import bignote
+from engine.notes import bignote
 from engine.notes.notefiles import read_note
 from engine.notes.note import parse_note
 from engine.notes.yamlscalar import one_line_scalar

@@ -99,10 +99,11 @@ def _proof(con: sqlite3.Connection) -> str | None:
     """This machine's digest of the file `con` opened: its device and inode, keyed with the
     person's secret. A file a clone or a copy brought here is a new inode, so no proof kb wrote
     holds for it; None for an index in memory (never on disk, never to be trusted later)."""
-    row = next((r for r in con.execute("PRAGMA database_list") if r[1] == "main"), None)
-    if row is None or not row[2]:
+    # As bytes: a folder's name need not be UTF-8 (a path is the file system's, not text).
+    row = con.execute("SELECT CAST(file AS BLOB) FROM pragma_database_list WHERE name = 'main'").fetchone()
+    if row is None or not row[0]:
         return None
-    st = os.stat(row[2])
+    st = os.stat(bytes(row[0]))
     return hmac.digest(secret(), f"kb-index.db\0{st.st_dev}:{st.st_ino}".encode(), "sha256").hex()
 
 
