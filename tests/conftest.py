@@ -10,10 +10,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from engine.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Hypothesis sized for CI (docs/decisions.md, "A new test"): the same examples on every run and
+# worker, so a failure is reproduced by running the test again; no deadline, since two workers on
+# two busy cores time an example by the machine, not by the code. `--hypothesis-profile=dev`
+# draws new examples on every run, 4 times as many where a test does not name its own count.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -36,6 +46,36 @@ def demo(tmp_path: Path) -> Path:
     return copy_demo(tmp_path / "demo")
 
 
+def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `root` by (size, mtime_ns): what a test that writes would change."""
+    return {str(f.relative_to(root)): (st.st_size, st.st_mtime_ns)
+            for f in sorted(root.rglob("*")) if f.is_file() for st in (f.stat(),)}
+
+
+@pytest.fixture(scope="session")
+def _indexed_demo_once(tmp_path_factory) -> tuple[Path, dict[str, tuple[int, int]]]:
+    """One copy of the demo per session (per xdist worker), indexed, aged and asked once so
+    its index and opening caches are written before any test reads it."""
+    from engine.memory import Memory  # here, not at the top: conftest is imported by every test
+
+    fleet = copy_demo(tmp_path_factory.mktemp("indexed") / "demo")
+    index_aged(fleet)
+    Memory(fleet).ask("how much protein per meal", record_miss=False)
+    return fleet, _tree_state(fleet)
+
+
+@pytest.fixture
+def indexed_demo(_indexed_demo_once) -> Path:
+    """The demo, indexed, shared by every test of the worker that only reads it (routes with
+    `record_miss=False`, lists, reads notes). A test that writes anything into it (a note, the
+    index, a cache, the miss log) fails here, by name: such a test takes `demo`, its own copy."""
+    fleet, before = _indexed_demo_once
+    yield fleet
+    after = _tree_state(fleet)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"a test given the shared read-only indexed_demo wrote into it: {changed}"
+
+
 def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess:
     """The real `kb` command, as a user runs it, in a fresh process."""
@@ -47,6 +87,33 @@ def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: 
         [sys.executable, "-m", "engine.cli", *args], cwd=cwd or REPO, env=full_env, input=stdin,
         capture_output=True, text=True, timeout=timeout,
     )
+
+
+def kb_here(*args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`kb` run in this process (engine.cli.main, its streams captured), answered as run_kb
+    answers: for a test that arranges a fleet through kb (misses to review, a note to label)
+    or reads what a verb prints, where the fresh process is not what it tests. About 0.5 s
+    less than run_kb a call; keep a few run_kb tests per verb (docs/decisions.md)."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    out, err, saved, saved_stdin = io.StringIO(), io.StringIO(), dict(os.environ), sys.stdin
+    os.environ.pop("KB_MISSES_PATH", None)
+    os.environ.update(env or {})
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse's usage errors, as the process would exit
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdin = saved_stdin
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["kb", *args], code, out.getvalue(), err.getvalue())
 
 
 ALONE_INNER = "KB_TEST_IN_A_PROCESS_ALONE"
