@@ -46,6 +46,12 @@ def demo(tmp_path: Path) -> Path:
     return copy_demo(tmp_path / "demo")
 
 
+def pytest_collection_modifyitems(items):
+    """The tests marked `slow` (tens of seconds each) first: handed out last, one of them
+    kept a worker busy alone at the end while the other sat idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: else as collected
+
+
 def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
     """Every file under `root` by (size, mtime_ns): what a test that writes would change."""
     return {str(f.relative_to(root)): (st.st_size, st.st_mtime_ns)

@@ -98,6 +98,7 @@ def _launches() -> list[tuple[float, float | None, tuple[int, int]]]:
 PARTS = 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", range(PARTS), ids=lambda k: f"launches-{k * LAUNCHES // PARTS}-{(k + 1) * LAUNCHES // PARTS - 1}")
 def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path, part):
     fleet = copy_demo(tmp_path / "demo")
