@@ -58,27 +58,47 @@ def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
             for f in sorted(root.rglob("*")) if f.is_file() for st in (f.stat(),)}
 
 
-@pytest.fixture(scope="session")
-def _indexed_demo_once(tmp_path_factory) -> tuple[Path, dict[str, tuple[int, int]]]:
-    """One copy of the demo per session (per xdist worker), indexed, aged and asked once so
-    its index and opening caches are written before any test reads it."""
-    from engine.memory import Memory  # here, not at the top: conftest is imported by every test
+class _SharedDemo:
+    """The worker's one indexed demo, and what its files were when it was made."""
 
-    fleet = copy_demo(tmp_path_factory.mktemp("indexed") / "demo")
-    index_aged(fleet)
-    Memory(fleet).ask("how much protein per meal", record_miss=False)
-    return fleet, _tree_state(fleet)
+    def __init__(self, root: Path) -> None:
+        self.root, self.made = root, 0
+        self.fleet, self.state = self._make()
+
+    def _make(self) -> tuple[Path, dict[str, tuple[int, int]]]:
+        from engine.memory import Memory  # here, not at the top: conftest is imported by every test
+
+        self.made += 1
+        fleet = copy_demo(self.root / f"demo-{self.made}")
+        index_aged(fleet)
+        # A hit and a refusal, neither recorded: the opening caches and the kept spellings are
+        # written here, once, so a test that reads finds nothing left to write.
+        for question in ("how much protein per meal", "xyzzy qwfp how do I roll back"):
+            Memory(fleet).ask(question, record_miss=False)
+        return fleet, _tree_state(fleet)
+
+    def check_and_renew(self) -> list[str]:
+        """The files a test changed; when any, the next test gets a fresh copy, not this one."""
+        after = _tree_state(self.fleet)
+        changed = sorted(k for k in self.state.keys() | after.keys() if self.state.get(k) != after.get(k))
+        if changed:
+            self.fleet, self.state = self._make()
+        return changed
+
+
+@pytest.fixture(scope="session")
+def _indexed_demo_once(tmp_path_factory) -> _SharedDemo:
+    return _SharedDemo(tmp_path_factory.mktemp("indexed"))
 
 
 @pytest.fixture
 def indexed_demo(_indexed_demo_once) -> Path:
-    """The demo, indexed, shared by every test of the worker that only reads it (routes with
+    """The demo, indexed, shared by every test of the worker that only reads it (asks with
     `record_miss=False`, lists, reads notes). A test that writes anything into it (a note, the
-    index, a cache, the miss log) fails here, by name: such a test takes `demo`, its own copy."""
-    fleet, before = _indexed_demo_once
-    yield fleet
-    after = _tree_state(fleet)
-    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    index, a cache, the miss log) fails here, by name, and the next test gets a fresh copy:
+    such a test takes `demo`, its own copy."""
+    yield _indexed_demo_once.fleet
+    changed = _indexed_demo_once.check_and_renew()
     assert not changed, f"a test given the shared read-only indexed_demo wrote into it: {changed}"
 
 
@@ -131,11 +151,14 @@ def in_a_process_alone(test):
     before it may have left a daemon thread alive, and kb rightly refuses to fork beside a
     thread), whose failure fails this one."""
     import functools
-    import threading
+
+    from engine import childpipe
 
     @functools.wraps(test)
     def run(*args, **kwargs):
-        if os.environ.get(ALONE_INNER) or threading.active_count() == 1:
+        # kb's own test (childpipe.may_fork), not threading's count alone: an xdist worker's
+        # channel reads on a thread started below threading, which it does not list.
+        if os.environ.get(ALONE_INNER) or childpipe.may_fork():
             return test(*args, **kwargs)
         nodeid = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", nodeid],
