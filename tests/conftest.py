@@ -53,9 +53,12 @@ def pytest_collection_modifyitems(items):
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
-    """Every file under `root` by (size, mtime_ns): what a test that writes would change."""
+    """Every file under `root` by (size, mtime_ns): what a test that writes would change.
+    Not SQLite's `-shm` (every reader writes its marks there) nor an empty `-wal` (made by a
+    reader's open, removed at the last close); a write to the index fills the `-wal`."""
     return {str(f.relative_to(root)): (st.st_size, st.st_mtime_ns)
-            for f in sorted(root.rglob("*")) if f.is_file() for st in (f.stat(),)}
+            for f in sorted(root.rglob("*")) if f.is_file() and not f.name.endswith("-shm")
+            for st in (f.stat(),) if not (f.name.endswith("-wal") and st.st_size == 0)}
 
 
 class _SharedDemo:
