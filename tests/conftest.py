@@ -10,10 +10,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from engine.notes.fleet import copy_notes  # the one copy of notes, shared with kb label and the benches
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Hypothesis sized for CI (docs/decisions.md, "A new test"): the same examples on every run and
+# worker, so a failure is reproduced by running the test again; no deadline, since two workers on
+# two busy cores time an example by the machine, not by the code. `--hypothesis-profile=dev`
+# draws new examples on every run, 4 times as many where a test does not name its own count.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -36,6 +46,65 @@ def demo(tmp_path: Path) -> Path:
     return copy_demo(tmp_path / "demo")
 
 
+def pytest_collection_modifyitems(items):
+    """The tests marked `slow` (tens of seconds each) first: handed out last, one of them
+    kept a worker busy alone at the end while the other sat idle."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: else as collected
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under `root` by (size, mtime_ns): what a test that writes would change.
+    Not SQLite's `-shm` (every reader writes its marks there) nor an empty `-wal` (made by a
+    reader's open, removed at the last close); a write to the index fills the `-wal`."""
+    return {str(f.relative_to(root)): (st.st_size, st.st_mtime_ns)
+            for f in sorted(root.rglob("*")) if f.is_file() and not f.name.endswith("-shm")
+            for st in (f.stat(),) if not (f.name.endswith("-wal") and st.st_size == 0)}
+
+
+class _SharedDemo:
+    """The worker's one indexed demo, and what its files were when it was made."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.made = root, 0
+        self.fleet, self.state = self._make()
+
+    def _make(self) -> tuple[Path, dict[str, tuple[int, int]]]:
+        from engine.memory import Memory  # here, not at the top: conftest is imported by every test
+
+        self.made += 1
+        fleet = copy_demo(self.root / f"demo-{self.made}")
+        index_aged(fleet)
+        # A hit and a refusal, neither recorded: the opening caches and the kept spellings are
+        # written here, once, so a test that reads finds nothing left to write.
+        for question in ("how much protein per meal", "xyzzy qwfp how do I roll back"):
+            Memory(fleet).ask(question, record_miss=False)
+        return fleet, _tree_state(fleet)
+
+    def check_and_renew(self) -> list[str]:
+        """The files a test changed; when any, the next test gets a fresh copy, not this one."""
+        after = _tree_state(self.fleet)
+        changed = sorted(k for k in self.state.keys() | after.keys() if self.state.get(k) != after.get(k))
+        if changed:
+            self.fleet, self.state = self._make()
+        return changed
+
+
+@pytest.fixture(scope="session")
+def _indexed_demo_once(tmp_path_factory) -> _SharedDemo:
+    return _SharedDemo(tmp_path_factory.mktemp("indexed"))
+
+
+@pytest.fixture
+def indexed_demo(_indexed_demo_once) -> Path:
+    """The demo, indexed, shared by every test of the worker that only reads it (asks with
+    `record_miss=False`, lists, reads notes). A test that writes anything into it (a note, the
+    index, a cache, the miss log) fails here, by name, and the next test gets a fresh copy:
+    such a test takes `demo`, its own copy."""
+    yield _indexed_demo_once.fleet
+    changed = _indexed_demo_once.check_and_renew()
+    assert not changed, f"a test given the shared read-only indexed_demo wrote into it: {changed}"
+
+
 def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: str | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess:
     """The real `kb` command, as a user runs it, in a fresh process."""
@@ -49,6 +118,33 @@ def run_kb(*args: str, cwd: Path | None = None, env: dict | None = None, stdin: 
     )
 
 
+def kb_here(*args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`kb` run in this process (engine.cli.main, its streams captured), answered as run_kb
+    answers: for a test that arranges a fleet through kb (misses to review, a note to label)
+    or reads what a verb prints, where the fresh process is not what it tests. About 0.5 s
+    less than run_kb a call; keep a few run_kb tests per verb (docs/decisions.md)."""
+    import contextlib
+    import io
+
+    from engine.cli import main
+
+    out, err, saved, saved_stdin = io.StringIO(), io.StringIO(), dict(os.environ), sys.stdin
+    os.environ.pop("KB_MISSES_PATH", None)
+    os.environ.update(env or {})
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as e:  # argparse's usage errors, as the process would exit
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdin = saved_stdin
+        os.environ.clear()
+        os.environ.update(saved)
+    return subprocess.CompletedProcess(["kb", *args], code, out.getvalue(), err.getvalue())
+
+
 ALONE_INNER = "KB_TEST_IN_A_PROCESS_ALONE"
 
 
@@ -58,11 +154,14 @@ def in_a_process_alone(test):
     before it may have left a daemon thread alive, and kb rightly refuses to fork beside a
     thread), whose failure fails this one."""
     import functools
-    import threading
+
+    from engine import childpipe
 
     @functools.wraps(test)
     def run(*args, **kwargs):
-        if os.environ.get(ALONE_INNER) or threading.active_count() == 1:
+        # kb's own test (childpipe.may_fork), not threading's count alone: an xdist worker's
+        # channel reads on a thread started below threading, which it does not list.
+        if os.environ.get(ALONE_INNER) or childpipe.may_fork():
             return test(*args, **kwargs)
         nodeid = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", nodeid],

@@ -207,8 +207,8 @@ def test_it_reads_the_dossier_on_stdin_in_an_empty_directory_outside_the_fleet(t
     assert not cwd.exists(), "the scratch directory is removed afterwards"
 
 
-def test_the_dossier_holds_the_roster_the_evidence_and_the_table_and_never_a_note(demo):
-    mem = Memory(demo)
+def test_the_dossier_holds_the_roster_the_evidence_and_the_table_and_never_a_note(indexed_demo):
+    mem = Memory(indexed_demo)
     a = mem.ask(GOLD_FIRST, record_miss=False)
     d = build_dossier(mem.roster, GOLD_FIRST, a.keyword, a.agent.totals)
     lines = d.splitlines()
@@ -230,8 +230,8 @@ def test_the_dossier_holds_the_roster_the_evidence_and_the_table_and_never_a_not
     assert len(d) < 2400, len(d)
 
 
-def test_at_most_five_evidence_lines(demo):
-    mem = Memory(demo)
+def test_at_most_five_evidence_lines(indexed_demo):
+    mem = Memory(indexed_demo)
     q = "deploy protein hooks postgres review recovery food database posting"
     a = mem.ask(q, record_miss=False)
     assert len(a.keyword) > EVIDENCE_LINES

@@ -119,8 +119,8 @@ def test_how_much_protein_per_meal_is_the_seeds_66_88():
     assert round(top.score / second.score, 2) == 5.95
 
 
-def test_the_seed_worked_example_on_the_demo(demo):
-    a = Memory(demo).ask("quem decide se um deploy pode ir pra producao", record_miss=False)
+def test_the_seed_worked_example_on_the_demo(indexed_demo):
+    a = Memory(indexed_demo).ask("quem decide se um deploy pode ir pra producao", record_miss=False)
     assert a.keyword[0].id == "zed/knowledge/deploy-checklist.md"
     assert a.keyword[0].matched == ("deploy", "producao")  # `ir` and `pra` are in no vocabulary
     # deploy (key 6 + title 3 + stem 3) + producao (key 6) = 18 x ln 6.5

@@ -209,13 +209,13 @@ def test_a_route_that_writes_nothing_imports_no_tempfile(demo):
     assert not unwanted, f"a route that wrote nothing imported {unwanted}"
 
 
-def test_threads_asking_at_once_get_the_same_answers(demo):
+def test_threads_asking_at_once_get_the_same_answers(indexed_demo):
     from concurrent.futures import ThreadPoolExecutor
 
     from engine import Memory
 
-    mem = Memory(demo)
-    questions = [line.split("\t")[0] for line in (demo / "gold.tsv").read_text().splitlines()
+    mem = Memory(indexed_demo)
+    questions = [line.split("\t")[0] for line in (indexed_demo / "gold.tsv").read_text().splitlines()
                  if line and not line.startswith("#")]
     expected = {q: mem.ask(q, record_miss=False) for q in questions}
 

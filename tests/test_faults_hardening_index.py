@@ -90,6 +90,7 @@ def _low_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
 
 
+@pytest.mark.slow
 def test_kb_index_over_400_bases_under_ulimit_1024(tmp_path):
     """Before: 61 of 400 bases "cannot be written (unable to open database file)", the true
     cause (too many open files) unnamed. Idle connections are capped for the whole process."""

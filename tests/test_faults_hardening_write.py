@@ -141,14 +141,14 @@ def _long_question(chars: int) -> str:
     return " ".join(out)[:chars]
 
 
-def test_a_question_over_the_limit_is_cut_and_the_answer_says_so(demo):
+def test_a_question_over_the_limit_is_cut_and_the_answer_says_so(indexed_demo):
     q = _long_question(200_000)
-    a = Memory(demo).ask(q, record_miss=False)
+    a = Memory(indexed_demo).ask(q, record_miss=False)
     assert len(a.question) <= MAX_QUESTION_CHARS
     assert q.startswith(a.question)
     j = a.to_json()
     assert j["question_cut"] == {"chars": len(q), "read": len(a.question)}
-    short = Memory(demo).ask("how much protein per meal", record_miss=False)
+    short = Memory(indexed_demo).ask("how much protein per meal", record_miss=False)
     assert "question_cut" not in short.to_json()
 
 

@@ -129,6 +129,7 @@ def _fifty_megabytes(path: Path, size: int) -> None:
             i += 1
 
 
+@pytest.mark.slow
 def test_a_50mb_note_is_indexed_in_windows_with_memory_bounded_below_its_size(tmp_path):
     base = tmp_path / "fleet" / "big"
     _write(base / "agent.txt", "name = big\n")

@@ -30,6 +30,7 @@ def _zero_fill(db) -> None:
     db.write_bytes(b"\0" * db.stat().st_size)
 
 
+@pytest.mark.slow
 def test_kb_index_processes_replacing_one_damaged_index_at_once_all_succeed(demo):
     # Each process found the file damaged and replaced it: deleting index.db and its side
     # files, then making a new one. A second replacer deleted the file the first had just made

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from _faults import kb, tree_hash
@@ -34,14 +34,23 @@ def test_a_heading_of_200000_open_brackets_is_labelled_without_hanging(tmp_path)
     assert tree_hash(fleet) == before
 
 
-@settings(max_examples=3000, deadline=None)
+# Sized for CI (conftest's profile draws the same examples every run): the alphabets are a few
+# characters, so 1,000-2,000 texts of up to 40 cover their runs; the shapes that broke are
+# named as examples, checked on every run whatever is drawn.
+@settings(max_examples=1000, deadline=None)
 @given(st.text(alphabet="[]()!ab \n", max_size=40))
+@example("[" * 40)
+@example("[a](" * 10)
+@example("![a](b)[c][d]](")
+@example("[a]\n(b)[[b]]")
 def test_link_texts_reads_as_the_pattern_does(text):
     assert link_texts(text) == LINK_PATTERN.sub(r"\1", text)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.text(alphabet="[]^ \tab\n", max_size=40))
+@example("[^" * 20)
+@example("[^a b][^\tb][^][^^a]")
 def test_without_footnote_refs_reads_as_the_pattern_does(text):
     assert without_footnote_refs(text) == FOOTNOTE_PATTERN.sub("", text)
 
@@ -57,7 +66,14 @@ def test_a_line_of_100000_unclosed_local_links_under_a_heading_is_labelled_witho
     assert "zed/knowledge/pointers.md" in r.stdout
 
 
-@settings(max_examples=5000, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(st.text(alphabet="]()[ .mdMD#a:/h\t\u0130\u212a-+9", max_size=40))
+@example("](x.md" * 6)
+@example("](\u212a:x.md)")
+@example("](\u0130:x.md)")
+@example("](a9+-.h:x.md)](x.MD#a)")
+@example("](9a:x.md)")
+@example("](x.md#a b)")
+@example("](.md)](a.mD#)")
 def test_links_a_local_note_reads_as_the_pattern_does(text):
     assert links_a_local_note(text) == bool(LOCAL_MD_PATTERN.search(text))

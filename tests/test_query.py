@@ -30,8 +30,8 @@ def test_lists_become_tuples_and_rerank_false_is_off():
     hash(q)  # a value: usable as a key
 
 
-def test_the_answer_carries_its_query_and_both_spellings_agree(demo):
-    mem = Memory(demo)
+def test_the_answer_carries_its_query_and_both_spellings_agree(indexed_demo):
+    mem = Memory(indexed_demo)
     query = Query("quem decide se um deploy pode ir pra producao", top=2, offset=1, record_miss=False)
     by_value = mem.ask(query)
     by_words = mem.ask(query.question, top=2, offset=1, record_miss=False)
@@ -52,14 +52,14 @@ def test_a_bad_value_is_refused_before_any_work(demo):
     assert not (demo / "kb-misses.txt").exists() and not (demo / "zed" / ".kb").exists()
 
 
-def test_window_reads_further_down_the_same_ordering(demo):
-    mem = Memory(demo)
+def test_window_reads_further_down_the_same_ordering(indexed_demo):
+    mem = Memory(indexed_demo)
     page = mem.ask("deploy rollback database producao", top=2, record_miss=False)
     wide = mem.ask("deploy rollback database producao", top=6, record_miss=False)
     assert [r.id for r in mem.window(page, 6)] == [r.id for r in wide.results]
 
 
-def test_the_keyword_ranking_is_what_answer_and_routed_say_it_is(demo):
+def test_the_keyword_ranking_is_what_answer_and_routed_say_it_is(indexed_demo):
     # Both were annotated tuple[KeywordHit, ...] while holding a KeywordHits (built when read):
     # a caller trusting the annotation (concatenating, isinstance tuple) would break.
     import typing
@@ -67,7 +67,7 @@ def test_the_keyword_ranking_is_what_answer_and_routed_say_it_is(demo):
     from engine.answer import Answer
     from engine.memory import Routed
 
-    answer = Memory(demo).ask("how much protein per meal", record_miss=False)
+    answer = Memory(indexed_demo).ask("how much protein per meal", record_miss=False)
     declared = typing.get_type_hints(Answer)["keyword"]
     assert isinstance(answer.keyword, typing.get_origin(declared) or declared), (declared, type(answer.keyword))
     assert typing.get_type_hints(Routed)["keyword"] == declared

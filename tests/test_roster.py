@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from _who import configure, example_command
-from conftest import run_kb
+from conftest import kb_here, run_kb
 
 from engine import Memory
 from engine.notes.roster import CLASSIFIER_TIMEOUT_MS_DEFAULT, roster_of
@@ -91,7 +91,7 @@ def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_p
     # `kb index vault` makes one base; `kb list vault/Health` took Health for a base of its
     # own, named its notes Health/..., and built a second index inside the vault.
     vault = _vault(tmp_path / "vault")
-    assert run_kb("index", str(vault)).returncode == 0
+    assert kb_here("index", str(vault)).returncode == 0  # arranged here; the verbs under test run for real
     p = run_kb("list", str(vault / "Health"))
     assert p.returncode == 0, p.stderr
     assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == ["vault/Health/Sleep.md"]
@@ -106,7 +106,7 @@ def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_p
 
 def test_remember_writes_a_new_note_into_an_indexed_plain_vault(tmp_path):
     vault = _vault(tmp_path / "vault")
-    assert run_kb("index", str(vault)).returncode == 0
+    assert kb_here("index", str(vault)).returncode == 0  # arranged here; the verbs under test run for real
     note = vault / "Garden" / "basil.md"
     p = run_kb("remember", "Basil needs full sun and warm nights", str(note), "--write", "--key", "basil")
     assert p.returncode == 0, p.stderr

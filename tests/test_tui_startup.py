@@ -88,16 +88,29 @@ def test_a_first_build_with_five_digit_figures_keeps_type_to_ask_at_80_columns(t
     asyncio.run(go())
 
 
-def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
+def _launches() -> list[tuple[float, float | None, tuple[int, int]]]:
+    """The 200 launches' (load delay, moment of the first key, size), drawn in launch order
+    from one seed: the same launches whichever worker runs which part."""
+    rng = random.Random(15)
+    return [(rng.choice((0.0, 0.0, 0.001, 0.003, 0.008)), rng.choice((None, 0.0, 0.002, 0.01)),
+             rng.choice(((80, 24), (120, 40)))) for _ in range(LAUNCHES)]
+
+
+# Four parts of 50, one test each, so two workers share the 200 launches (about 80 s alone).
+PARTS = 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", range(PARTS), ids=lambda k: f"launches-{k * LAUNCHES // PARTS}-{(k + 1) * LAUNCHES // PARTS - 1}")
+def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path, part):
     fleet = copy_demo(tmp_path / "demo")
     Memory(fleet).snapshot()  # the index exists: the load is fast, so it can beat the screen
-    rng = random.Random(15)
+    launches = list(enumerate(_launches()))[part * LAUNCHES // PARTS:(part + 1) * LAUNCHES // PARTS]
     problems: list[str] = []
 
-    async def once(i: int) -> None:
+    async def once(i: int, delay: float, type_at: float | None, size: tuple[int, int]) -> None:
         memory = Memory(fleet)
         real = memory.snapshot
-        delay = rng.choice((0.0, 0.0, 0.001, 0.003, 0.008))
 
         def snapshot(*a, **kw):
             time.sleep(delay)  # the load worker finishes at a random moment of the start-up
@@ -105,8 +118,7 @@ def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
 
         memory.snapshot = snapshot
         app = KbApp(memory, stable=True, watch=False)
-        type_at = rng.choice((None, 0.0, 0.002, 0.01))
-        async with app.run_test(size=rng.choice(((80, 24), (120, 40)))) as pilot:
+        async with app.run_test(size=size) as pilot:
             if type_at is not None:
                 await asyncio.sleep(type_at)
                 await pilot.press("p")
@@ -124,8 +136,9 @@ def test_two_hundred_launches_with_random_delays_never_crash_or_stick(tmp_path):
                 problems.append(f"launch {i}: status is {status!r}, not ready")
 
     async def run_all() -> None:
-        for i in range(LAUNCHES):
-            await once(i)
+        for i, (delay, type_at, size) in launches:
+            await once(i, delay, type_at, size)
 
     asyncio.run(run_all())
+    assert len(launches) == LAUNCHES // PARTS
     assert not problems, problems[:5]
