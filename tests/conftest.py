@@ -155,7 +155,7 @@ def in_a_process_alone(test):
     thread), whose failure fails this one."""
     import functools
 
-    from engine import childpipe
+    from engine.index import childpipe
 
     @functools.wraps(test)
     def run(*args, **kwargs):
