@@ -30,7 +30,7 @@ MISS_NOT_YET = "not logged yet: press Enter to record this miss in kb-misses.txt
 MISS_UNWRITTEN = "the log could not be written"  # when the error itself says nothing
 
 # The index.
-INDEX_REBUILT = "the index was damaged and has been rebuilt from the notes"
+INDEX_REBUILT = "the index was damaged, or not written by kb on this machine, and has been rebuilt from the notes"
 # An index another version of kb wrote (an upgrade changed the schema) is rebuilt too; it is
 # not damage, and saying so would alarm every user on every upgrade.
 INDEX_REBUILT_VERSION = "the index was written by another version of kb and has been rebuilt from the notes"

@@ -259,7 +259,7 @@ def test_the_room_command_installs_no_test_extra_and_ci_still_finds_the_test_lin
     ci = (REPO / ".ci" / "run").read_text()
     grep = re.search(r'test_command="\$\((grep .*?)\)"', ci).group(1)
     read = subprocess.run(["bash", "-c", grep], cwd=REPO, capture_output=True, text=True, timeout=30).stdout.strip()
-    assert read == "python3 -m pip install -e '.[test]' && python3 -m pytest", read
+    assert read == "python3 -m pip install -e '.[test]' && python3 -m pytest -n 2 --dist loadgroup", read
 
 
 def test_the_room_needs_no_test_extra_to_import():
