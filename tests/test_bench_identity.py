@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import engine.memory as memory_mod
 import engine.rank.normalize as normalize_mod
 import engine.index.fts5search as fts
 import engine.index.indexupdate as indexupdate
@@ -251,7 +250,6 @@ def _before(monkeypatch, prune_above: int | None) -> list[int]:
             for name, op in openings.items() for r in catalogue_cache.Records(op).values() if r.is_entry
         ])
 
-    monkeypatch.setattr(memory_mod, "Catalogue", _OldCatalogueRanked)
     monkeypatch.setattr(catalogue_cache, "FleetCatalogue", old_catalogue)
     monkeypatch.setattr(catalogue_cache, "text_ceiling", lambda *args: None)  # every base searched
     monkeypatch.setattr(fts, "search", search)

@@ -40,15 +40,13 @@ answer is the same, only slower.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 import threading
 import time
 import weakref
-from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from functools import lru_cache
 
 from ..rank import catalogue as catalogue_module
@@ -56,63 +54,28 @@ from ..rank import normalize as normalize_module
 from ..rank import stopwords as stopwords_module
 from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
-from .blobshape import NUMBER, OPTIONAL_INT, OPTIONAL_STR, TEXTS, firsts_within, shaped
+from .blobshape import TEXTS, shaped
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
-from dataclasses import dataclass, fields as record_fields, replace
+from dataclasses import replace
 from .sealedfile import (
-    Blobs, Damaged, Keyed, Region, encode, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_sealed, open_shaped, seal,
+    Blobs, Damaged, Keyed, Region, encode, ends_and_blobs, is_blobs, is_keyed, keyed, open_sealed, open_shaped, seal,
     source_digest,
 )
-from ..rank.catalogue import Catalogue, Entry, make_entry
 from ..errors import KbError
 from ..rank.stemming import stem_question, stems_fingerprint
 from ..rank import bm25
-from .fts5search import chunk_total, one_snapshot
 from .indexschema import SCHEMA_VERSION
 from .indexupdate import RACY_NS, notes_changed
-from .notestore import FileRecord, records as read_records
+from . import opening_data as opening_data_module, opening_reader as opening_reader_module
+from .opening_data import Opening, read_opening  # Opening: what spelling_cache reads too
+from .opening_reader import OpeningCatalogue, Records, decoded  # Records: what Memory's snapshot reads
 from .textindex import TextIndex
 
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
 FORMAT = 8  # 7: regions read when asked for, each blob checked by its own CRC; 8: signed, kb's own value layout (engine/index/sealedfile.py)
-# A base of at most this many chunks keeps its vocabulary in the cache (a few thousand words
-# at most): over 2,000 small bases most hold none of a question's words, and skipping them
-# is what keeps a one-shot from opening 2,000 indexes. A larger base is always searched.
-VOCABULARY_MAX_CHUNKS = 2_000
 # A word the tokenizer keeps as exactly one token of itself (unicode61: letters and digits).
 _PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Opening:
-    """One base's index as a fresh process needs it (from the cache or read anew)."""
-
-    key: tuple | None  # the index file's state it was read at; None: not to be kept
-    known: dict[str, str] | Region  # path -> "mtime_ns:size" as indexed (the stale check; cached, a region)
-    skipped_stats: dict[str, str]  # path -> "mtime_ns:size" of notes skipped for their bytes
-    said: tuple[str, ...]  # the skipped lines the last update stored
-    indexed_at_ns: int | None
-    # Read from the index these hold the values; loaded from the cache, each value's
-    # blob, decoded when first read (_decoded).
-    records: Mapping[str, tuple | bytes]  # path -> the record's fields, in path order (Keyed when cached)
-    entries: Sequence  # (path, the entry's fields) in path order; cached, each one's blob (Blobs)
-    words: Mapping[str, tuple | bytes]  # word -> (postings, phrases) over this base's entries (Keyed when cached)
-    unreachable: tuple[str, ...]  # paths of notes with no `Search for:` line
-    chunks: int
-    vocabulary: str | None  # a small base's row count, then "token rows" a line: "\ntoken " is searched
-    # The entries' paths and species, in entry order (cached: one blob, decoded when first
-    # read): the fold and the fusion read them for every ranked entry, and decoding each
-    # entry whole for them was most of a question whose words rank a thousand entries.
-    columns: tuple[tuple[str, ...], tuple[str, ...]] | bytes = ((), ())
-    where: str = ""  # the cache file (kept or not): named when a blob in it cannot be decoded
-    # _Reread: how a cached opening reads itself again from the index. Nothing compares two
-    # openings (a record would compare it by identity).
-    reread: Callable[[], Opening] | None = None
-
-    @property
-    def racy_from(self) -> int | None:
-        return self.indexed_at_ns - RACY_NS if self.indexed_at_ns is not None else None
 
 
 def cache_path(index: TextIndex) -> str:
@@ -150,7 +113,7 @@ def opening(index: TextIndex) -> Opening:
     if found is not None:
         return found
     key = _key(index) if index.memory_why is None else None
-    fresh = replace(index._guard(_read, key), where=cache_path(index))
+    fresh = replace(index._guard(read_opening, key), where=cache_path(index))
     if fresh.key is None or fresh.key != _key(index):  # too young, or it moved while it was read
         return replace(fresh, key=None)  # what is derived from it is not kept either
     _store(index, fresh)
@@ -171,7 +134,7 @@ def stale_check(index: TextIndex) -> tuple[Opening | None, bool]:
 def _known(op: Opening) -> dict[str, str]:
     """The notes' stats as indexed: read from the cache only when the stale check's plan
     does not decide."""
-    known = _decoded(op, lambda op: op.known)
+    known = decoded(op, lambda op: op.known)
     return known if type(known) is dict else op.reread().known
 
 
@@ -241,54 +204,15 @@ def _source_digest() -> str:
     whose normalising or scoring changed (with the index's schema unchanged) must not read
     rows another version derived. Taken when this module is imported, so a process that
     outlives an upgrade still stamps what it runs, not what is on disk now. The stale
-    check's code is in it too: its kept plan is stamped with this key (listing_cache)."""
+    check's code is in it too: its kept plan is stamped with this key (listing_cache); and what
+    reads an opening anew and decodes it (opening_data, opening_reader)."""
     return source_digest([m.__file__ for m in (catalogue_module, normalize_module, stopwords_module,
-                                                sys.modules[__name__], indexupdate_module, listing_module)])
+                                                sys.modules[__name__], indexupdate_module, listing_module,
+                                                opening_data_module, opening_reader_module)])
 
 
 def _code_stamp() -> str:
     return _CODE_STAMP
-
-
-# -- reading the index ----------------------------------------------------------------
-
-
-def _read(con, key) -> Opening:
-    with one_snapshot(con):
-        meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN ('skipped_stats', 'skipped', 'indexed_at_ns')"))
-        known = dict(con.execute("SELECT path, mtime_ns || ':' || size FROM files"))
-        records = read_records(con)
-        vocabulary = None
-        rows = chunk_total(con)
-        if rows <= VOCABULARY_MAX_CHUNKS:
-            # One string, not a set: 2,000 bases' sets were a million objects to load. A line
-            # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
-            vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
-    fields = tuple(f.name for f in record_fields(FileRecord))
-    entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
-    local = Catalogue(entries)  # this base's inverted index: entry indices are local
-    words = {}
-    for w in local._postings.keys() | local._phrases.keys():
-        words[w] = (local._postings.get(w, []), local._phrases.get(w, []))
-    return Opening(
-        key=key,
-        known=known,
-        skipped_stats=json.loads(meta.get("skipped_stats") or "{}"),
-        said=tuple(json.loads(meta.get("skipped") or "[]")),
-        indexed_at_ns=int(meta["indexed_at_ns"]) if meta.get("indexed_at_ns") else None,
-        records={r.path: tuple(getattr(r, f) for f in fields) for r in records},
-        entries=tuple((e.path, _entry_row(e)) for e in local.entries),
-        words=words,
-        unreachable=tuple(r.path for r in records if not r.is_entry),
-        chunks=sum(r.chunks for r in records),
-        vocabulary=vocabulary,
-        columns=(tuple(e.path for e in local.entries), tuple(e.species for e in local.entries)),
-    )
-
-
-def _entry_row(e: Entry) -> tuple:
-    return (e.title, e.purpose, e.species, e.keys, tuple(sorted(e.one_word_keys)), e.phrases,
-            tuple(sorted(e.title_words)), tuple(sorted(e.stem_words)), tuple(sorted(e.purpose_words)))
 
 
 # -- the file ------------------------------------------------------------------------------
@@ -351,47 +275,11 @@ def _store(index: TextIndex, op: Opening) -> None:
     keep(cache_path(index), seal(MAGIC, payload, regions))  # not kept: the same answer, only slower
 
 
-def _decoded(op: Opening, get, fits: Callable[[object], bool] = lambda value: True):
-    """`get(op)`, a record's, entry's, word's or the columns' value: decoded from the cache
-    file's blob (checked first), or as read from the index (an opening that is not kept is
-    never encoded at all). A blob whose bytes are damaged, or whose value `fits` refuses (not
-    of the shape kb writes: a file sealed right by hand), is never used: the opening is read
-    again from the index, the file replaced, and the value taken from there."""
-    try:
-        blob = get(op)
-        if isinstance(blob, Region):
-            value = blob.value()
-        elif isinstance(blob, bytes):
-            value = loads(blob, op.where)
-        else:
-            return blob
-        if not fits(value):
-            raise Damaged(f"{op.where}: a value not of the shape kb writes")
-        return value
-    except Damaged:
-        if op.reread is None:
-            raise
-        return get(op.reread())
-
-
-# The shapes of the values _read makes, as kept in the file (engine/index/blobshape.py).
-_is_record = shaped((int, str, str, bool, str, str, TEXTS, str, OPTIONAL_INT, bool, OPTIONAL_INT, TEXTS, OPTIONAL_STR,
-                     int, int, TEXTS))  # FileRecord's fields in order
-_is_entry = shaped((str, (str, str, str, TEXTS, TEXTS, [(str, TEXTS)], TEXTS, TEXTS, TEXTS)))  # (path, _entry_row)
-_is_columns = shaped((TEXTS, TEXTS))  # the entries' paths and species
 _is_texts = shaped(TEXTS)  # the skipped lines, the unreachable paths
-_is_postings = shaped(([(int, bool, NUMBER, int)], [(int, str, TEXTS, str)]))  # as Catalogue makes them
-
-
 def _is_stats(value) -> bool:
     """Paths to "mtime_ns:size", as the stale check compares them."""
     # Most bases skip nothing: their empty dict is told at once (2,000 bases a fresh hit).
     return type(value) is dict and (not value or (_is_texts(tuple(value)) and _is_texts(tuple(value.values()))))
-
-
-def _is_word(value, entries: int) -> bool:
-    """A word's postings and phrases, each pointing at one of the base's `entries`."""
-    return _is_postings(value) and firsts_within(value[0], entries) and firsts_within(value[1], entries)
 
 
 class _Reread:
@@ -414,7 +302,7 @@ class _Reread:
                 index = self._index()
                 fresh = None
                 if index is not None and _key(index) == self._key:
-                    fresh = replace(index._guard(_read, self._key), where=self._path)
+                    fresh = replace(index._guard(read_opening, self._key), where=self._path)
                 if fresh is None or _key(index) != self._key:
                     raise KbError(f"{self._path}: damaged, and its index changed while it was read; ask again")
                 _store(index, fresh)
@@ -527,139 +415,12 @@ class FleetOpenings:
             pass
 
 
-# -- what Memory reads -------------------------------------------------------------------
+# -- what Memory reads: the records and the catalogue, decoded when read (engine/index/opening_reader.py)
 
 
-class Records(Mapping):
-    """A base's records by path, each decoded when first read (a one-shot reads a handful)."""
-
-    def __init__(self, op: Opening):
-        self._op = op
-        self._done: dict[str, FileRecord] = {}
-
-    def __getitem__(self, path: str) -> FileRecord:
-        rec = self._done.get(path)
-        if rec is None:
-            rec = self._done[path] = FileRecord(*_decoded(self._op, lambda op: op.records[path], _is_record))
-        return rec
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._op.records)
-
-    def __len__(self) -> int:
-        return len(self._op.records)
-
-
-class _Entries(Sequence):
-    """Every base's entries in id order, each decoded when first read."""
-
-    def __init__(self, parts: list[tuple[str, Opening]]):
-        self._parts = parts
-        self._starts = []
-        n = 0
-        for _, op in parts:
-            self._starts.append(n)
-            n += len(op.entries)
-        self._n = n
-        self._done: dict[int, Entry] = {}
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
-        if i < 0:
-            i += self._n
-        e = self._done.get(i)
-        if e is None:
-            if not 0 <= i < self._n:
-                raise IndexError(i)
-            b = bisect_right(self._starts, i) - 1
-            base, op = self._parts[b]
-            k = i - self._starts[b]
-            path, row = _decoded(op, lambda op: op.entries[k], _is_entry)  # a blob, or as read from the index
-            title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = row
-            e = self._done[i] = Entry(
-                base=base, path=path, title=title, purpose=purpose, species=species, keys=keys,
-                one_word_keys=frozenset(one), phrases=phrases, title_words=frozenset(title_w),
-                stem_words=frozenset(stem_w), purpose_words=frozenset(purpose_w),
-            )
-        return e
-
-
-class _Words:
-    """The fleet's inverted index, merged from each base's word by word when a question
-    first asks for the word: postings, phrases and df (the entries whose vocabulary holds it,
-    which is the length of its postings)."""
-
-    def __init__(self, parts: list[tuple[str, Opening]], starts: list[int]):
-        self._parts = [(op, start) for (_, op), start in zip(parts, starts)]
-        self._done: dict[str, tuple[list, list]] = {}
-
-    def word(self, w: str) -> tuple[list, list]:
-        got = self._done.get(w)
-        if got is None:
-            postings: list = []
-            phrases: list = []
-            for op, start in self._parts:
-                got = _decoded(op, lambda op: op.words.get(w), lambda v: _is_word(v, len(op.entries)))
-                if got is None:
-                    continue
-                p, ph = got
-                postings += [(start + i, k, o, m) for i, k, o, m in p]
-                phrases += [(start + i, written, t, padded) for i, written, t, padded in ph]
-            got = self._done[w] = (postings, phrases)
-        return got
-
-
-class _Postings:
-    def __init__(self, words: _Words, which: int):
-        self._words, self._which = words, which
-
-    def get(self, w: str, default=None):
-        found = self._words.word(w)[self._which]
-        return found if found else default
-
-
-class _Df:
-    def __init__(self, words: _Words):
-        self._words = words
-
-    def get(self, w: str, default=None):
-        n = len(self._words.word(w)[0])
-        return n if n else default
-
-
-class FleetCatalogue(Catalogue):
-    """The keyword catalogue over cached bases: the same entries in the same order, the same
-    postings, the same scores to the bit as Catalogue(all entries), built in microseconds
-    per base and decoded only for the words and entries a question touches."""
-
-    def __init__(self, openings: Mapping[str, Opening], fleet_root: str = ""):
-        # Entries order by id, "base/path": bases in the order of "name/" (a base whose name
-        # extends another's sorts by its next character against "/"), then paths in order.
-        parts = sorted(openings.items(), key=lambda kv: kv[0] + "/")
-        self.entries = _Entries(parts)  # type: ignore[assignment]
-        self.n = len(self.entries)
-        words = _Words(parts, self.entries._starts)
-        self.df = _Df(words)  # type: ignore[assignment]
-        self._idf = {}
-        self._postings = _Postings(words, 0)  # type: ignore[assignment]
-        self._phrases = _Postings(words, 1)  # type: ignore[assignment]
-        self._weights = {}
-        self._contributions = {}
-        self._phrase_pairs = {}
-        self._keys_written = None
-        self._parts = parts
-        self._fleet_root = fleet_root  # where a fleet of many bases keeps one spelling
-        self._base_columns: dict[int, tuple] = {}
-        self._speller = None
-        self._columns: dict[str, list] = {}
-        self._unfilled: dict[str, int] = {}
-        self._filling = threading.Lock()
-        self.group_names = []
-        self._group_of = {}
+class FleetCatalogue(OpeningCatalogue):
+    """OpeningCatalogue with its suggester: the keys' spelling is kept beside each index as
+    the opening is (engine/index/spelling_cache.py reads the openings, so it is asked from here)."""
 
     def speller(self):
         """The suggester over every key, base by base: each base's part read from beside its
@@ -681,41 +442,6 @@ class FleetCatalogue(Catalogue):
                 for (_, op), start in zip(self._parts, entries._starts)
             ])
         return speller
-
-    def _value(self, name: str, i: int):
-        """Entry i's id, base, species or group, from its base's columns: no entry decoded."""
-        b = bisect_right(self.entries._starts, i) - 1
-        base, op = self._parts[b]
-        columns = self._base_columns.get(b)
-        if columns is None:
-            columns = self._base_columns[b] = _decoded(
-                op, lambda op: op.columns, lambda v: _is_columns(v) and len(v[0]) == len(v[1]) == len(op.entries))
-        paths, species = columns
-        k = i - self.entries._starts[b]
-        if name == "ids":
-            return f"{base}/{paths[k]}"  # Entry.id
-        if name == "bases":
-            return base
-        return species[k] if name == "species" else self.group_id(base, species[k])
-
-    def column(self, name: str, order: list[int]) -> list[str]:
-        # Only the ranked entries are decoded (Catalogue holds the whole columns), and each
-        # value is kept: the fold and the fusion read three columns of every ranked entry per
-        # question, and decoding them each time was a third of a resident answer at 60,000 chunks.
-        values = self._columns.get(name)
-        if values is None:
-            values = self._columns[name] = [None] * self.n
-            self._unfilled[name] = self.n
-        out = [values[i] for i in order]
-        if self._unfilled[name] and None in out:
-            with self._filling:  # the count says "all filled" only once every value is there
-                for k, i in enumerate(order):
-                    if out[k] is None:
-                        if values[i] is None:
-                            values[i] = self._value(name, i)
-                            self._unfilled[name] -= 1
-                        out[k] = values[i]
-        return out
 
 
 _CODE_STAMP = _source_digest()  # four small files read once, at import

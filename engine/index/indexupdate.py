@@ -146,19 +146,7 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         meta = {"skipped_stats": json.dumps(skipped_stats), STEMS_KEY: stems_fingerprint(),
                 # Remembered so a later answer still says which notes it could not read.
                 "skipped": json.dumps(report.skipped, ensure_ascii=False)}
-        if (not force and con.total_changes == changes_before and young_from is not None
-                and not any(young(st, young_from) for _, st in notes)
-                and all(meta_get(con, key) == value for key, value in meta.items())):
-            # Nothing to write: the index stays byte for byte and stat for stat as it was, so
-            # every cache keyed on its file state stays valid (a hook's no-op `kb index` made
-            # the next route at 60,000 chunks rebuild them, ~1 s). Its stamp stays the last
-            # update's: no note is young against it, so none needs a later one.
-            con.execute("ROLLBACK")
-        else:
-            for key, value in meta.items():
-                con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
-            con.execute("COMMIT")
+        _commit_unless_unchanged(con, meta, force, con.total_changes == changes_before, young_from, notes, started_ns)
     except BaseException:
         # A COMMIT that fails on a full disk has already rolled back, and a second ROLLBACK
         # would raise over the error that says what happened.
@@ -167,12 +155,37 @@ def bring_up_to_date(con: sqlite3.Connection, root: Path, report: IndexReport, f
         raise
     use_wal(con)
     refresh_common_terms(con)
+    _count_into(con, report)
+
+
+def _commit_unless_unchanged(con: sqlite3.Connection, meta: dict[str, str], force: bool, unchanged: bool,
+                             young_from: int | None, notes: list, started_ns: int) -> None:
+    """The update's transaction ended: rolled back when it changed nothing, else committed with
+    its meta and stamp. unchanged: no row was written since BEGIN."""
+    if (not force and unchanged and young_from is not None
+            and not any(young(st, young_from) for _, st in notes)
+            and all(meta_get(con, key) == value for key, value in meta.items())):
+        # Nothing to write: the index stays byte for byte and stat for stat as it was, so
+        # every cache keyed on its file state stays valid (a hook's no-op `kb index` made
+        # the next route at 60,000 chunks rebuild them, ~1 s). Its stamp stays the last
+        # update's: no note is young against it, so none needs a later one.
+        con.execute("ROLLBACK")
+    else:
+        for key, value in meta.items():
+            con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_at_ns', ?)", (str(started_ns),))
+        con.execute("COMMIT")
+
+
+def _count_into(con: sqlite3.Connection, report: IndexReport) -> None:
+    """The index's totals, unreachable notes and warnings, as the report gives them."""
     report.files = con.execute("SELECT count(*) FROM files").fetchone()[0]
     report.entries = con.execute("SELECT count(*) FROM files WHERE is_entry").fetchone()[0]
     report.chunks = chunk_total(con)
     report.unreachable = [r[0] for r in con.execute("SELECT path FROM files WHERE NOT is_entry ORDER BY path")]
     for path, problems in con.execute("SELECT path, problems FROM files WHERE problems != '[]' ORDER BY path"):
         report.warnings.extend(f"{path}: {p}" for p in json.loads(problems))
+
 
 def _must_read(old: tuple | None, st: os.stat_result, force: bool, young_from: int | None) -> bool:
     """Whether a note's stat leaves it to be read: new, touched, too young, or forced."""

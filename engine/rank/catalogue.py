@@ -217,12 +217,27 @@ class Catalogue:
         building those lines for each was most of such a question's time).
         """
         seq = [t for seg in segments for t in seg]
-        joined = None  # the segments as one padded text, made when a phrase is first tried
         unique = list(dict.fromkeys(seq))
         # Per entry index, its score, added in the order the seed adds them (phrases first,
         # then words, each in question order), so every sum is the same float, bit for bit.
         scores: dict[int, float] = {}
         phrases: dict[int, list[tuple[str, float]]] = {}  # entry -> (phrase as written, mean idf)
+        self._score_phrases(segments, unique, scores, phrases)
+        self._score_words(unique, scores)
+        # Entries are held in id order, so the index breaks a tie exactly as the path does:
+        # ascending ids, then a stable sort by score, best first (Python's reverse sort keeps
+        # equal items in their order), is the order of the key (-score, id) without a tuple
+        # per entry. Every part is above 0, so every entry that scored is kept.
+        order = sorted(scores)
+        if order and min(scores.values()) <= 0:
+            order = [i for i in order if scores[i] > 0]
+        order.sort(key=scores.__getitem__, reverse=True)
+        return Ranking(self, order, list(map(scores.__getitem__, order)), tuple(unique), phrases)
+
+    def _score_phrases(self, segments: list[list[str]], unique: list[str], scores: dict[int, float],
+                       phrases: dict[int, list[tuple[str, float]]]) -> None:
+        """Add each phrase's part to `scores` (score's first pass), noting it in `phrases`."""
+        joined = None  # the segments as one padded text, made when a phrase is first tried
         idf_of = self.idf
         # A phrase is found only where its first two words stand side by side in a segment:
         # only the phrases whose second word follows w somewhere are tried (a common first
@@ -233,7 +248,7 @@ class Catalogue:
                 followers.setdefault(a, set()).add(b)
         # The per-word tables are read directly (their builders run on a word's first use): a
         # question's words are mostly in no entry of a small fleet, each a call for nothing.
-        pairs, contributions = self._phrase_pairs, self._contributions
+        pairs = self._phrase_pairs
         for w in unique:
             after = followers.get(w)
             if not after:
@@ -260,6 +275,10 @@ class Catalogue:
                 mean_idf = sum(idf_of(x) for x in t) / len(t)
                 scores[i] += W_PHRASE * mean_idf
                 m.append((written, mean_idf))
+
+    def _score_words(self, unique: list[str], scores: dict[int, float]) -> None:
+        """Add each word's part to `scores` (score's second pass), in question order."""
+        contributions = self._contributions  # read directly, as the phrase pairs are
         get = scores.get
         for w in unique:
             adds = contributions.get(w)
@@ -278,15 +297,6 @@ class Catalogue:
             summed = {i: scores[i] + adds[i] for i in scores.keys() & adds.keys()}
             scores.update(adds)
             scores.update(summed)
-        # Entries are held in id order, so the index breaks a tie exactly as the path does:
-        # ascending ids, then a stable sort by score, best first (Python's reverse sort keeps
-        # equal items in their order), is the order of the key (-score, id) without a tuple
-        # per entry. Every part is above 0, so every entry that scored is kept.
-        order = sorted(scores)
-        if order and min(scores.values()) <= 0:
-            order = [i for i in order if scores[i] > 0]
-        order.sort(key=scores.__getitem__, reverse=True)
-        return Ranking(self, order, list(map(scores.__getitem__, order)), tuple(unique), phrases)
 
     def _phrases_by_second(self, w: str) -> dict[str, tuple[tuple[int, tuple], ...]]:
         """The phrase postings of first word w by their second word, each with its place in

@@ -84,3 +84,38 @@ def coverage(question_terms: list[str], label_text: str, in_text) -> Coverage:
     rest = [t for t in asked if t not in label]
     held_in_text = in_text(rest) if rest else set()
     return Coverage(held=len(asked) - len(rest) + len(held_in_text), asked=len(asked))
+
+
+# Notes whose "does its text hold this word" answers are remembered (covered_verdict's memo);
+# past it the memory starts over.
+HELD_WORDS_NOTES = 4_096
+
+
+def covered_verdict(top, q_terms: list[str], search, rec, memo: dict) -> str:
+    """hit, or guess when the top entry holds too few of the question's words.
+
+    search: the top's base's text search (None: the base has no index); rec: the top's
+    FileRecord in the question's snapshot (None: unknown); memo: the asker's held words."""
+    label = " ".join((top.title, top.purpose, *top.keys))
+    if search is None:
+        return "hit" if coverage(q_terms, label, lambda ts: set()).enough else "guess"
+    if rec is None:
+        return "hit" if coverage(q_terms, label, lambda ts: search.terms_held(top.path, ts)).enough else "guess"
+    version = (top.base, top.path, rec.hash)
+
+    def held(ts: list[str]) -> set[str]:
+        # Whether a note's text holds a word is fixed by its content: remembered by the
+        # note's hash, so a question asked again (the room as one types, kb misses over a
+        # log) asks the index only for words not yet asked of this version of the note.
+        known = memo.setdefault(version, {})
+        new = [t for t in ts if t not in known]
+        if new:
+            got = search.terms_held(top.path, new)
+            if len(memo) > HELD_WORDS_NOTES:
+                memo.clear()
+                known = memo.setdefault(version, {})
+            for t in new:
+                known[t] = t in got
+        return {t for t in ts if known.get(t)}
+
+    return "hit" if coverage(q_terms, label, held).enough else "guess"

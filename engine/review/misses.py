@@ -30,14 +30,16 @@ import errno
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..answer import Answer, Miss
 from ..notes.atomic import append_once, write_atomic
 from ..clean import log_line
 from ..notes.fleet import FLEET_FILE, MISSES_FILE
 from ..notes.gitignore import ensure_ignored
-from ..notes.nofollow import open_lock, refuse_links
+from ..notes.nofollow import LinkRefused, open_lock, refuse_links
 from ..notes.textfile import read_regular_text, read_text, text_lines
 
 MISSES_ENV = "KB_MISSES_PATH"
@@ -263,3 +265,26 @@ def lock_for(path: Path) -> Path:
     if os.environ.get(MISSES_ENV, "").strip() or path.parent.name == ".kb":
         return path.with_name(name)
     return path.parent / ".kb" / name
+
+
+def recall_loss(fleet_root: Path, answer: Answer) -> Miss | None:
+    """A refusal asked for real, recorded in the fleet's log (Memory.recall_loss says when).
+
+    The write can fail (a read-only fleet); the loss still comes back, with `recorded: false`
+    and the error."""
+    if answer.gate.served or not answer.question.strip():
+        return None  # Memory asks only of a refusal; said here too, for any other caller
+    path = misses_path(fleet_root)
+    today = time.strftime("%Y-%m-%d")  # today's local date, as date.today().isoformat() (no datetime import)
+    offered = list(answer.suggestions)
+    try:
+        record(path, answer.question, offered, today)
+        recorded, error = True, None
+    except OSError as e:
+        # A refused link names itself: it may be the lock or the .gitignore, not the log.
+        where = e.filename if isinstance(e, LinkRefused) and e.filename else path
+        recorded, error = False, f"{where}: {e.strerror or e}"
+    return Miss(
+        question=answer.question, looked_like=tuple(offered), date=today, path=str(path),
+        recorded=recorded, error=error,
+    )

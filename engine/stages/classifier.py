@@ -41,7 +41,7 @@ from ..answer import AgentChoice
 from ..notes.atomic import write_atomic
 from ..clean import flat, shown
 from dataclasses import replace
-from .dossier import ANSWER_FIELDS, COVERAGES
+from .dossier import ANSWER_FIELDS, COVERAGES, build_dossier
 from ..notes.roster import Roster
 from ..notes.userstate import ensure_state_dir, state_dir
 
@@ -304,3 +304,12 @@ class Classifier:
             while len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
         return c
+
+
+def classified(classifier: Classifier, roster: Roster, question: str, keyword, fold_choice: AgentChoice) -> AgentChoice:
+    """The owner as `choose` rules it, from the classifier's reading of the question's dossier."""
+    text = build_dossier(roster, question, keyword, fold_choice.totals)
+    files: dict[str, int] = {}
+    for k in keyword:
+        files[k.base] = files.get(k.base, 0) + 1
+    return choose(fold_choice, classifier.consult(text), files)

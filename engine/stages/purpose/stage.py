@@ -232,6 +232,30 @@ def parse_options(purpose: Any = DEFAULT_PURPOSE, near: Any = None, boosts: Any 
     return FusionOptions(purpose=p, near=anchors, boosts=tuple(parse_boost(b) for b in boosts))
 
 
+def _fused_rows(pool: Sequence[PoolRow], p, rules, top: float, dist: Mapping[str, int], anchor_set: set,
+                anchor_kind: str, clock: int) -> list[FusedRow]:
+    """Each pool row scored by `p`'s weights over its four signals, best first, ties by id."""
+    w = p.weights
+    wt, wg, wr, wb = w.text, w.graph, w.recency, w.boost
+    half_life = p.half_life_ms
+    out: list[FusedRow] = []
+    for r in pool:
+        rid = r.id
+        t = text_signal(r.text, top)
+        d = dist.get(rid)
+        anchor = anchor_kind if rid in anchor_set else None
+        # An inferred anchor seeds the walk but scores 0: crediting it at hop 0 would hand
+        # the rows that already won on text the whole graph term as well.
+        g = 0 if anchor == "inferred" else hop_signal(d)
+        age = None if r.date_ms is None else clock - int(r.date_ms)
+        rc = recency_signal(age, half_life)
+        b_raw, b = boost_signal(r.metadata, rules) if rules else (0, 0)
+        score = wt * t + wg * g + wr * rc + wb * b
+        out.append(FusedRow(r, score, anchor, p.name, w, (r.text, d, age, b_raw / SCALE), (t, g, rc, b)))
+    out.sort(key=lambda fr: (-fr.fused_score, fr.row.id))
+    return out
+
+
 def order_pool(
     pool: Sequence[PoolRow],
     *,
@@ -264,27 +288,8 @@ def order_pool(
         anchors, inferred = opts.near, False
     hops = walk(anchors, graph or {}, ids) if anchors else None
     dist = hops.distances if hops else {}
-    anchor_set = set(anchors)
 
-    wt, wg, wr, wb = w.text, w.graph, w.recency, w.boost
-    half_life = p.half_life_ms
-    rules = opts.boosts
-    anchor_kind = "inferred" if inferred else "explicit"
-    out: list[FusedRow] = []
-    for r in pool:
-        rid = r.id
-        t = text_signal(r.text, top)
-        d = dist.get(rid)
-        anchor = anchor_kind if rid in anchor_set else None
-        # An inferred anchor seeds the walk but scores 0: crediting it at hop 0 would hand
-        # the rows that already won on text the whole graph term as well.
-        g = 0 if anchor == "inferred" else hop_signal(d)
-        age = None if r.date_ms is None else clock - int(r.date_ms)
-        rc = recency_signal(age, half_life)
-        b_raw, b = boost_signal(r.metadata, rules) if rules else (0, 0)
-        score = wt * t + wg * g + wr * rc + wb * b
-        out.append(FusedRow(r, score, anchor, p.name, w, (r.text, d, age, b_raw / SCALE), (t, g, rc, b)))
-    out.sort(key=lambda fr: (-fr.fused_score, fr.row.id))
+    out = _fused_rows(pool, p, opts.boosts, top, dist, set(anchors), "inferred" if inferred else "explicit", clock)
 
     stamp = PageStamp(
         purpose=p.name,

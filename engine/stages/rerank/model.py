@@ -124,15 +124,7 @@ class CrossEncoder:
                 raise self._refuse("model-unreadable", tok_path, f"not a tokenizers file ({e})", "kb model import SRC DIR") from None
             tok.no_truncation()  # the stage cuts text itself: 128 tokens per row, then the model window
             tok.no_padding()
-            so = ort.SessionOptions()
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            so.intra_op_num_threads = self.threads
-            so.inter_op_num_threads = 1
-            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
-            if not self.spin:
-                so.add_session_config_entry("session.dynamic_block_base", "4")
-            so.log_severity_level = 3
+            so = self._session_options(ort)
             try:
                 sess = ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
             except Exception as e:  # onnxruntime's load errors share no useful base class
@@ -154,6 +146,20 @@ class CrossEncoder:
                 weights_sha256=digest, load_ms=(time.perf_counter() - t0) * 1000.0, threads=self.threads,
             )
             return self.info
+
+    def _session_options(self, ort: Any) -> Any:
+        """onnxruntime's options for this model: all graph optimisations, `threads` threads, one
+        op at a time, spinning only when asked for."""
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.intra_op_num_threads = self.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.spin else "0")
+        if not self.spin:
+            so.add_session_config_entry("session.dynamic_block_base", "4")
+        so.log_severity_level = 3
+        return so
 
     @property
     def loaded(self) -> bool:

@@ -188,13 +188,7 @@ class RerankStage:
     ) -> RerankPage:
         """The window's new order: check, load and gate; take what the cache holds; score the
         rest within the budget; order with ties; stamp what was done."""
-        if not isinstance(question, str) or not question.strip():
-            raise RerankCallerError("rerank needs a text question: a cross-encoder scores (question, row) pairs")
-        params: RerankParams
-        if top_k is None and budget_ms is None:
-            params = default_rerank_params(limit, len(candidates))
-        else:
-            params = explicit_rerank_params(top_k, budget_ms, len(candidates))
+        params = _checked_params(question, limit, len(candidates), top_k, budget_ms)
         k = params.top_k
         dirs = sorted({str(Path(d)) for d in stamp_dirs})
         if k and not dirs:
@@ -221,6 +215,25 @@ class RerankStage:
             # The text rule is in the key: one row scored on its summary and on its passage is two pairs.
             return (model_key, qkey, c.id, c.version, "summary" if use_summary and c.summary else "passage")
 
+        scores, misses = self._from_cache(window, scorable, cache_key)
+        run.hits, run.misses = len(scores), len(misses)
+
+        store = tuple(dirs)
+        run.memo_key = (info.weights_sha256, info.precision, store) if info else ("", "", store)
+        _refuse_on_a_known_slow_host(run, store)
+
+        ms = self._score_misses(qn, texts, window, misses, scores, run, cache_key)
+
+        ranked = order_with_ties([scores[i] for i in scorable])
+        order = [scorable[j] for j in ranked] + unscorable + list(range(k, len(candidates)))
+        stamp = self._stamp(info, params, run, ms, len(unscorable), "summary-then-passage" if use_summary else "passage", dirs)
+        if info is not None and not was_loaded:
+            stamp["load_ms"] = round(info.load_ms, 1)  # paid by this call, outside the budget
+        stamp["summary"] = _summary_line(stamp, run, params, len(unscorable))
+        return RerankPage(order=tuple(order), scores={window[i].id: scores[i] for i in scorable}, stamp=stamp)
+
+    def _from_cache(self, window: list[Candidate], scorable: list[int], cache_key) -> tuple[dict[int, float], list[int]]:
+        """The scores the cache holds, by place in the window, and the places it does not hold."""
         scores: dict[int, float] = {}
         misses: list[int] = []
         for i in scorable:
@@ -230,12 +243,11 @@ class RerankStage:
                 misses.append(i)
             else:
                 scores[i] = v
-        run.hits, run.misses = len(scores), len(misses)
+        return scores, misses
 
-        store = tuple(dirs)
-        run.memo_key = (info.weights_sha256, info.precision, store) if info else ("", "", store)
-        _refuse_on_a_known_slow_host(run, store)
-
+    def _score_misses(self, qn: str, texts: list[str], window: list[Candidate], misses: list[int],
+                      scores: dict[int, float], run: _Run, cache_key) -> float:
+        """Score the pairs the cache did not hold into `scores` and cache them; the wall's ms."""
         # The scoring wall starts here: tokenising is part of what a pair costs.
         t0 = time.perf_counter()
         if misses:
@@ -243,15 +255,7 @@ class RerankStage:
             for i in misses:
                 if window[i].version:  # a row with no version is never cached: one slot for every revision would lie
                     self.cache.put(cache_key(window[i]), scores[i])
-        ms = (time.perf_counter() - t0) * 1000.0
-
-        ranked = order_with_ties([scores[i] for i in scorable])
-        order = [scorable[j] for j in ranked] + unscorable + list(range(k, len(candidates)))
-        stamp = self._stamp(info, params, run, ms, len(unscorable), "summary-then-passage" if use_summary else "passage", dirs)
-        if info is not None and not was_loaded:
-            stamp["load_ms"] = round(info.load_ms, 1)  # paid by this call, outside the budget
-        stamp["summary"] = _summary_line(stamp, run, params, len(unscorable))
-        return RerankPage(order=tuple(order), scores={window[i].id: scores[i] for i in scorable}, stamp=stamp)
+        return (time.perf_counter() - t0) * 1000.0
 
     def _score_within_budget(
         self, qn: str, texts: list[str], misses: list[int], scores: dict[int, float], run: _Run, t0: float
@@ -387,6 +391,15 @@ def resolve_model_dir(explicit: str | os.PathLike[str] | None, settings: Mapping
         "model-dir-unset", "rerank", "no cross-encoder named",
         f"pass --rerank-model DIR, set {MODEL_ENV}, or add `rerank_model = DIR` to fleet.txt",
     )
+
+
+def _checked_params(question: object, limit: int, n: int, top_k: int | None, budget_ms: float | None) -> RerankParams:
+    """The window and budget a rerank of `n` candidates runs with; a question that is no text is refused."""
+    if not isinstance(question, str) or not question.strip():
+        raise RerankCallerError("rerank needs a text question: a cross-encoder scores (question, row) pairs")
+    if top_k is None and budget_ms is None:
+        return default_rerank_params(limit, n)
+    return explicit_rerank_params(top_k, budget_ms, n)
 
 
 def rerank_results(
