@@ -24,7 +24,8 @@ from ..notes.atomic import write_atomic
 from ..errors import KbError
 from .evaluate import run_eval
 from ..notes.fleet import copy_notes, discover
-from .label import NOTHING_TO_PROPOSE, FleetStats, apply, digest, propose, propose_fleet
+from .label import NOTHING_TO_PROPOSE, apply, digest, propose, propose_fleet
+from .labelstats import FleetStats
 from ..memory import Memory
 from .misses import misses_path, read_log
 from ..notes.mapfiles import is_map_file
