@@ -27,19 +27,8 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     agents = answer.indexed.agents if agents is None else agents
     terms = {t.label: t for t in explain(n)}  # the engine's formula with this fleet's numbers
     floor = g.floor
-    rows: list[tuple[str, Text]] = []
-
-    def row(label: str, *parts) -> None:
-        t = Text()
-        for p in parts:
-            if isinstance(p, tuple):
-                t.append(p[0], style=p[1])
-            else:
-                t.append(p)
-        rows.append((label, t))
-
-    def note(text: str, style: str = "dim") -> None:
-        rows.append(("", Text(text, style=style)))
+    out = _Rows()
+    row, note = out.row, out.note
 
     row("N", (f"{n}", "bold"), f" {terms['N'].formula} across {agents} agent{'s' if agents != 1 else ''}")
     iu = terms["idf_unique"]
@@ -47,6 +36,36 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     fl = terms["floor"]
     row("floor", f"{fl.formula} = ", (f"{floor:.2f}", "bold"))
     note(fl.note)
+    _top_rows(out, top, floor, n)
+    _margin_row(out, answer, top)
+    _minimum_rows(out, terms["minimum"], n)
+    _text_only_row(out, answer)
+    row("verdict", (f" {answer.verdict.upper()} ", "bold reverse"), "  served" if g.served else "  not served")
+    return out.rows
+
+
+class _Rows:
+    """The pane's rows as they are made: a labelled claim of styled parts, or a note under it."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, Text]] = []
+
+    def row(self, label: str, *parts) -> None:
+        t = Text()
+        for p in parts:
+            if isinstance(p, tuple):
+                t.append(p[0], style=p[1])
+            else:
+                t.append(p)
+        self.rows.append((label, t))
+
+    def note(self, text: str, style: str = "dim") -> None:
+        self.rows.append(("", Text(text, style=style)))
+
+
+def _top_rows(out: _Rows, top: float, floor: float, n: int) -> None:
+    """The top keyword score against the floor."""
+    row, note = out.row, out.note
     if top <= 0 and n == 0:
         row("top score", ("0.00", "bold"), ": no note has a label, so no key could score")
     elif top <= 0:
@@ -58,34 +77,43 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
         row("top score", (f"{top:.2f}", "bold"), f" < {floor:.2f}: short of the floor by {floor - top:.2f}"
             f" ({top / floor:.0%} of it)")
         note("served as a guess, with its warning: the evidence is thin", "")
+
+
+def _margin_row(out: _Rows, answer, top: float) -> None:
+    """The top file over the second, or the dash when there is no second."""
     m = answer.confidence.margin
     if m is not None:
         second = answer.keyword[1].score
-        row("margin", (f"{m:.2f}", "bold"), f" = {top:.2f} / {second:.2f}, the top file over the second")
+        out.row("margin", (f"{m:.2f}", "bold"), f" = {top:.2f} / {second:.2f}, the top file over the second")
     else:
         # One rendering on every surface of the room: the dash, never a made-up ratio.
         why = "one file scored, no second to divide by" if len(answer.keyword) == 1 else "no file scored"
-        row("margin", (NO_MARGIN, "bold"), f": {why} (kb eval's table writes 1.00)")
-    mn = terms["minimum"]
+        out.row("margin", (NO_MARGIN, "bold"), f": {why} (kb eval's table writes 1.00)")
+
+
+def _minimum_rows(out: _Rows, mn, n: int) -> None:
+    """The fewest entries a hit needs, against this fleet's."""
     if n < mn.value:
-        row("minimum", f"{mn.formula}; this fleet has {n}:", (" below it, a guess at most", "bold"))
+        out.row("minimum", f"{mn.formula}; this fleet has {n}:", (" below it, a guess at most", "bold"))
         if n == 0:
-            note("with no entries there is nothing to weigh: no note has a label yet (kb label proposes labels)")
+            out.note("with no entries there is nothing to weigh: no note has a label yet (kb label proposes labels)")
         else:
-            note(mn.note)
+            out.note(mn.note)
     else:
-        row("minimum", f"{mn.formula}; this fleet has {n}, so a hit is allowed")
-    if g.ranked_by_text_only:
+        out.row("minimum", f"{mn.formula}; this fleet has {n}, so a hit is allowed")
+
+
+def _text_only_row(out: _Rows, answer) -> None:
+    """Whether the text scorer alone ranked the files (it never serves an answer)."""
+    if answer.gate.ranked_by_text_only:
         texts = len(answer.text)
-        row("text-only", ("refused", "bold"),
-            f": the text scorer found {texts} file{'s' if texts != 1 else ''} but no label matched; "
-            "full text alone never serves an answer (its files stay in the reading list)")
+        out.row("text-only", ("refused", "bold"),
+                f": the text scorer found {texts} file{'s' if texts != 1 else ''} but no label matched; "
+                "full text alone never serves an answer (its files stay in the reading list)")
     elif answer.keyword:
-        row("text-only", "no: the labels matched, so the verdict is theirs")
+        out.row("text-only", "no: the labels matched, so the verdict is theirs")
     else:
-        row("text-only", "no: neither scorer found anything")
-    row("verdict", (f" {answer.verdict.upper()} ", "bold reverse"), "  served" if g.served else "  not served")
-    return rows
+        out.row("text-only", "no: neither scorer found anything")
 
 
 LABEL_WIDTH = 10

@@ -108,39 +108,59 @@ def _screen_rows() -> list[tuple[str, str, str, type]]:
 
 
 def help_text(app) -> Group:
+    sheet = _Sheet()
+    screens = {action: (title, help_text, cls) for action, title, help_text, cls in _screen_rows()}
+    _everywhere(sheet, app, screens)
+    _main_screen(sheet, app)
+    _screens(sheet, app, screens)
+    sheet.head("Words on these screens")
+    for term, meaning in GLOSSARY:
+        sheet.row(term, meaning)
+    return Group(*sheet.parts)
+
+
+class _Sheet:
+    """The help screen as it is written: headings, and under each a grid of keys and what they do."""
+
+    def __init__(self) -> None:
+        self.parts: list = []
+        self.grid: Table | None = None
+
+    def head(self, text: str) -> None:
+        self.grid = None
+        self.parts.append(Text(("\n" if self.parts else "") + text, style="bold underline"))
+
+    def row(self, keys: str, what: str, style: str = "") -> None:
+        # Two columns: a description wraps under itself, not under the keys.
+        if self.grid is None:
+            self.grid = Table.grid(padding=(0, 1), pad_edge=False)
+            self.grid.add_column(width=KEY_WIDTH)  # a longer key wraps at its " / "
+            self.grid.add_column(ratio=1)
+            self.parts.append(Padding(self.grid, (0, 0, 0, 2)))
+        self.grid.add_row(Text(keys, style="bold"), Text(what, style=style))
+
+
+def _everywhere(sheet: _Sheet, app, screens: dict) -> None:
+    """The app's own keys (a screen's key named by the screen's title) and the palette."""
     from textual.app import App
 
     from .app import KbApp
-    from .main_screen import PANES, MainScreen
-    from .question_input import QuestionInput
-    from .reader import ReaderScreen
-    from .why_screen import WhyScreen
 
-    parts: list = []
-    grid: list[Table | None] = [None]
-
-    def head(text: str) -> None:
-        grid[0] = None
-        parts.append(Text(("\n" if parts else "") + text, style="bold underline"))
-
-    def row(keys: str, what: str, style: str = "") -> None:
-        # Two columns: a description wraps under itself, not under the keys.
-        if grid[0] is None:
-            grid[0] = Table.grid(padding=(0, 1), pad_edge=False)
-            grid[0].add_column(width=KEY_WIDTH)  # a longer key wraps at its " / "
-            grid[0].add_column(ratio=1)
-            parts.append(Padding(grid[0], (0, 0, 0, 2)))
-        grid[0].add_row(Text(keys, style="bold"), Text(what, style=style))
-
-    screens = {action: (title, help_text, cls) for action, title, help_text, cls in _screen_rows()}
-    head("Everywhere")
+    sheet.head("Everywhere")
     everywhere = [*Binding.make_bindings(App.BINDINGS), *Binding.make_bindings(KbApp.BINDINGS)]
     for keys, what, action in key_rows(app, everywhere):
-        row(keys, screens[action][0] if action in screens else what)
+        sheet.row(keys, screens[action][0] if action in screens else what)
     palette_key = app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", ""))
-    row(palette_key, "the command palette: every screen, pane and purpose by name, and your questions again")
+    sheet.row(palette_key, "the command palette: every screen, pane and purpose by name, and your questions again")
 
-    head("Main screen: type a question, the answer comes as you type")
+
+def _main_screen(sheet: _Sheet, app) -> None:
+    """The main screen's keys, the question box's and each pane's."""
+    from .main_screen import PANES, MainScreen
+    from .question_input import QuestionInput
+
+    row = sheet.row
+    sheet.head("Main screen: type a question, the answer comes as you type")
     row(app.get_key_display(Binding("enter", "submit", "")),
         "done typing: into the reading list; a question nothing answers is logged as a miss (F4)")
     for keys, what, _ in key_rows(app, _own_bindings(MainScreen)):
@@ -153,7 +173,13 @@ def help_text(app) -> Group:
     row("a letter", "on any pane: starts a new question (the one before is kept: ↑ in the box)")
     row("↑ ↓ ⏎", "move in a list; ⏎ opens the note in the reader", "dim")
 
-    head("Screens")
+
+def _screens(sheet: _Sheet, app, screens: dict) -> None:
+    """Every screen: its title, what it is for, and its own keys."""
+    from .reader import ReaderScreen
+    from .why_screen import WhyScreen
+
+    sheet.head("Screens")
     shown = [(title, help_text, cls) for title, help_text, cls in screens.values()]
     shown += [
         ("Reader: one note", "⏎ on a row of the reading list or the keywords opens it, the matched words lit",
@@ -162,17 +188,12 @@ def help_text(app) -> Group:
         ("Help", "this screen", HelpScreen),
     ]
     for title, help_text, cls in shown:
-        parts.append(Text("  " + title, style="bold"))
+        sheet.parts.append(Text("  " + title, style="bold"))
         t = Text(help_text, style="dim")
         keys = key_rows(app, _own_bindings(cls))
         if keys:
             t.append("\n" + ", ".join(f"{k} {w.lower()}" for k, w, _ in keys), style="")
-        parts.append(Padding(t, (0, 0, 0, 4)))  # wrapped lines stay under the screen's title
-
-    head("Words on these screens")
-    for term, meaning in GLOSSARY:
-        row(term, meaning)
-    return Group(*parts)
+        sheet.parts.append(Padding(t, (0, 0, 0, 4)))  # wrapped lines stay under the screen's title
 
 
 class HelpScreen(Screen):

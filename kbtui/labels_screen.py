@@ -170,7 +170,7 @@ class LabelsScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="labels-effect", description="label effect")
     def _effect(self, np, kept: tuple[str, ...]) -> None:
-        from engine.review.labelcli import effect
+        from engine.review.labeleffect import effect
 
         memory = self.app.memory
 

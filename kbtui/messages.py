@@ -129,7 +129,7 @@ class EffectShown(Message):
 
     note_id: str
     keys: tuple[str, ...]
-    effect: Any = None  # engine.review.labelcli.Effect
+    effect: Any = None  # engine.review.labeleffect.Effect
     error: str | None = None
 
 

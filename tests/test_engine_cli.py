@@ -139,6 +139,7 @@ NOT_FOR_A_PLAIN_ROUTE = (
     "engine.stages.rerank.rule", "engine.stages.classifier", "engine.stages.dossier", "engine.notes.roster", "engine.index.resident",
     "engine.review.remember", "engine.review.misses", "engine.rank.suggest", "engine.index.spelling_cache", "engine.review.labelcli", "engine.review.label",
     "engine.review.evaluate", "engine.review.missreview", "engine.review.check", "engine.serve.mcp", "engine.cli.who",
+    "engine.review.labeltext", "engine.review.labelstats", "engine.review.labeleffect", "engine.review.missspelling",
     "engine.cli.misses", "engine.cli.bench", "engine.cli.grade",
     # hashlib and OpenSSL are imported: a cache is read only once its HMAC-SHA256 holds
     # (engine/index/sealedfile.py; ~2.5 ms of import, docs/decisions.md "What kb trusts")

@@ -88,7 +88,8 @@ def test_the_label_goes_under_the_title_whatever_breaks_the_lines(labelled, name
 
 
 def test_merge_adds_keys_to_the_label_line_it_read_and_keeps_its_trailing_space():
-    from engine.review.label import FleetStats, apply, propose
+    from engine.review.label import apply, propose
+    from engine.review.labelstats import FleetStats
     from collections import Counter
 
     data = "Intro\u2028more\n# Wafers\nSearch for: wafers  \nProse.\n## Thin wafers\nThin wafers crack.\n".encode()
@@ -199,7 +200,8 @@ def test_a_key_that_would_not_read_back_is_refused_before_writing(bad):
     # The labels screen lets a person edit a key; apply() is the last gate before the bytes.
     from collections import Counter
 
-    from engine.review.label import FleetStats, ProposedKey, apply, propose
+    from engine.review.label import ProposedKey, apply, propose
+    from engine.review.labelstats import FleetStats
 
     data = b"# Wafers\n\nThin wafers crack. Thin wafers.\n"
     p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))

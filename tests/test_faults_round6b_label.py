@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from _faults import kb, tree_hash
 from conftest import copy_demo
-from engine.review.label import links_a_local_note, link_texts, without_footnote_refs
+from engine.review.labeltext import links_a_local_note, link_texts, without_footnote_refs
 
 # What the reader replaces: a link, an image or a reference as its text alone.
 LINK_PATTERN = re.compile(r"!?\[([^\]]*)\](?:\([^)]*\)|\[[^\]]*\])?")

@@ -55,7 +55,7 @@ def test_proposals_name_their_source_and_no_key_collapses_to_one_stopword(tmp_pa
     assert t["keys"][0] == {"key": "testing your app", "source": "title"}
     assert t["purpose"] == "Code testing matters."
     assert by["thin.md"]["reason"] == "thin label" and by["thin.md"]["existing"] == ["colours", "theme"]
-    from engine.review.label import searchable
+    from engine.review.labeltext import searchable
 
     for p in out["proposals"]:
         for k in p["keys"]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.review.label import fleet_stats, propose, propose_fleet
+from engine.review.label import propose, propose_fleet
+from engine.review.labelstats import fleet_stats
 
 FILLER = [f"# Topic {i}\n\nTopic {i} covers gardening item{i} thoroughly.\n" for i in range(12)]
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Memory
-from engine.review import missreview
+from engine.review import missspelling
 from engine.review.misses import MissEntry, render_log
 from engine.review.missreview import review_one, reviewing
 from engine.review.missworker import review_misses
@@ -30,7 +30,7 @@ def _vocabulary(demo, mem) -> list[str]:
 
 def _alone(mem, entry: MissEntry, near: int):
     """The entry reviewed by itself: a review of its own, every per-file memory started anew."""
-    missreview._file_keys.cache_clear()
+    missspelling.file_keys.cache_clear()
     with reviewing(mem, [entry.question]):
         return review_one(mem, entry, near=near).to_json()
 

@@ -12,7 +12,8 @@ from kbtools.surface_bench import alike_fleet, long_question
 
 from engine import Memory
 from engine.review.misses import MissEntry
-from engine.review.missreview import _best_word, review_one
+from engine.review.missreview import review_one
+from engine.review.missspelling import best_word
 
 BOUND = 1_000_000  # measures for one question: a constant, not a multiple of the keys
 
@@ -22,9 +23,9 @@ def test_a_long_question_against_a_note_of_alike_keys_is_measured_a_bounded_numb
     memory = Memory([fleet])
     question = long_question()
     entry = MissEntry(count=1, first_seen="2026-12-01", last_seen="2026-12-01", question=question)
-    before = _best_word.cache_info()
+    before = best_word.cache_info()
     review = review_one(memory, entry)
-    after = _best_word.cache_info()
+    after = best_word.cache_info()
     measured = (after.hits + after.misses) - (before.hits + before.misses)
     assert measured <= BOUND, measured
     assert review.proposal is not None  # still the best alias of what it measured

@@ -206,47 +206,9 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
     roots: list[Path] = []
     fleet_root_flags = []
     for raw in paths:
-        p = Path(raw).expanduser()
-        try:
-            is_dir = p.is_dir()  # raises, unlike exists(), when the question cannot be asked
-        except OSError as e:  # a folder on the way that this user may not enter, a link loop
-            raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
-        if not is_dir and not p.exists():
-            try:
-                os.stat(p)  # a link loop "does not exist" to exists(): its own error names it
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
-            raise KbError(f"{raw}: no such file or directory")
-        if not is_dir:
-            raise KbError(f"{raw}: not a directory (give a base or a fleet root)")
-        try:  # listed (r) and entered (x): a folder missing either cannot be read as notes
-            with os.scandir(p) as listing:
-                next(listing, None)
-            os.stat(os.path.join(p, "."))
-        except OSError as e:
-            raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
-        try:
-            p = p.resolve()
-        except OSError as e:  # `.` after the working directory was deleted
-            raise KbError(f"{raw}: cannot resolve ({e.strerror or e}); was the current directory deleted?") from e
-        # p is resolved: no link itself; a child's link flag comes from its folder's listing
-        if is_base(p):
-            found = [(p, False)]
-            fleet_root_flags.append(False)
-        else:
-            found = _child_bases(p)
-            if found and not (p / "fleet.txt").is_file() and _notes_outside(p, found):
-                found = [(p, False)]  # a vault whose folder holds an index.md: a note there, not an agent
-                fleet_root_flags.append(False)
-            elif found:
-                fleet_root_flags.append(True)
-            elif _has_markdown(p) or _has_markdown_below(p):
-                found = [(p, False)]  # a plain folder of notes
-                fleet_root_flags.append(False)
-            else:
-                raise KbError(f"{raw}: no markdown notes here, and no bases below it")
+        p = _readable_folder(raw)
+        found, is_root = _bases_at(p, raw)
+        fleet_root_flags.append(is_root)
         roots.append(p)
         candidates.extend(found)
     kept, duplicates = _one_per_real_directory(candidates)
@@ -263,6 +225,51 @@ def discover(paths: list[str | os.PathLike[str]]) -> Fleet:
         # A base inside a fleet: the fleet's manifest, aliases and miss log still apply.
         root = root.parent
     return Fleet(root=root, bases=tuple(bases), settings=settings, is_fleet_root=is_root, duplicates=duplicates)
+
+
+def _readable_folder(raw: str | os.PathLike[str]) -> Path:
+    """The path a verb was given, resolved, once it is known to be a folder this user can list
+    and enter; else the one-line error naming it."""
+    p = Path(raw).expanduser()
+    try:
+        is_dir = p.is_dir()  # raises, unlike exists(), when the question cannot be asked
+    except OSError as e:  # a folder on the way that this user may not enter, a link loop
+        raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
+    if not is_dir and not p.exists():
+        try:
+            os.stat(p)  # a link loop "does not exist" to exists(): its own error names it
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
+        raise KbError(f"{raw}: no such file or directory")
+    if not is_dir:
+        raise KbError(f"{raw}: not a directory (give a base or a fleet root)")
+    try:  # listed (r) and entered (x): a folder missing either cannot be read as notes
+        with os.scandir(p) as listing:
+            next(listing, None)
+        os.stat(os.path.join(p, "."))
+    except OSError as e:
+        raise KbError(f"{raw}: cannot read ({e.strerror or e})") from e
+    try:
+        return p.resolve()
+    except OSError as e:  # `.` after the working directory was deleted
+        raise KbError(f"{raw}: cannot resolve ({e.strerror or e}); was the current directory deleted?") from e
+
+
+def _bases_at(p: Path, raw) -> tuple[list, bool]:
+    """The bases a resolved folder holds (each with its link flag), and whether it is a fleet root."""
+    # p is resolved: no link itself; a child's link flag comes from its folder's listing
+    if is_base(p):
+        return [(p, False)], False
+    found = _child_bases(p)
+    if found and not (p / "fleet.txt").is_file() and _notes_outside(p, found):
+        return [(p, False)], False  # a vault whose folder holds an index.md: a note there, not an agent
+    if found:
+        return found, True
+    if _has_markdown(p) or _has_markdown_below(p):
+        return [(p, False)], False  # a plain folder of notes
+    raise KbError(f"{raw}: no markdown notes here, and no bases below it")
 
 
 def _one_per_real_directory(found: list[tuple[Path, bool]]) -> tuple[list[Path], tuple[tuple[str, str, Path], ...]]:

@@ -189,53 +189,13 @@ def split_keys(raw: str) -> tuple[str, ...]:
 def parse_note(relpath: str, text: str) -> Note:
     """Parse a note's text. Never raises on odd markdown: odd markdown is still prose."""
     lines = text.splitlines()
-    title = ""
-    title_line = None
-    label_line = None
-    label_under_title = False
-    keys: tuple[str, ...] = ()
-    purpose = ""
-    date = None
     problems: list[str] = []
 
     front = front_matter_end(lines)
     heads, underlines = _headings(lines, front)
-    # The title is the first level-one heading, else a heading of any level that opens the note.
-    # A heading after prose is a section (Obsidian titles such a note by its file name; an
-    # event page's "## See also" under its directive named 22 of Textual's pages alike).
-    first = next((i for i, (level, _) in heads.items() if level == 1), None)
-    if first is None and heads:
-        opener = next(iter(heads))
-        first = opener if not any(lines[j].strip() for j in range(front, opener)) else None
-    if first is not None:
-        title, title_line = heads[first][1], first
-
-    # The label counts only directly under the title; elsewhere it is reported, not used.
-    if title_line is not None:
-        j = title_line + 1 + (title_line + 1 in underlines)  # past an underline
-        while j < len(lines) and not lines[j].strip():
-            j += 1
-        if j < len(lines):
-            m = _LABEL.match(lines[j])
-            if m:
-                label_line, label_under_title = j, True
-                keys = split_keys(m.group(2))
-    label_lines = set()
-    for i, line in enumerate(lines):
-        if ":" not in line:
-            continue  # the label, purpose and date lines all hold a colon
-        if _LABEL.match(line):
-            label_lines.add(i)
-            if label_line is None:
-                label_line = i
-        elif not purpose:
-            pm = _PURPOSE.match(line)
-            if pm:
-                purpose = pm.group(2).strip().strip("*").strip()
-        if date is None:
-            dm = _DATE.match(line)
-            if dm:
-                date = dm.group(2)
+    title, title_line = _title(lines, heads, front)
+    label_line, label_under_title, keys = _label_under_title(lines, title_line, underlines)
+    label_lines, label_line, purpose, date = _colon_lines(lines, label_line)
     if label_under_title and not keys:
         problems.append("the Search for: line has no keys")
 
@@ -256,6 +216,59 @@ def parse_note(relpath: str, text: str) -> Note:
         species=species_of(relpath),
         problems=tuple(problems),
     )
+
+
+def _title(lines: list[str], heads: dict[int, tuple[int, str]], front: int) -> tuple[str, int | None]:
+    """The title and its 0-based line, or ("", None)."""
+    # The title is the first level-one heading, else a heading of any level that opens the note.
+    # A heading after prose is a section (Obsidian titles such a note by its file name; an
+    # event page's "## See also" under its directive named 22 of Textual's pages alike).
+    first = next((i for i, (level, _) in heads.items() if level == 1), None)
+    if first is None and heads:
+        opener = next(iter(heads))
+        first = opener if not any(lines[j].strip() for j in range(front, opener)) else None
+    if first is not None:
+        return heads[first][1], first
+    return "", None
+
+
+def _label_under_title(lines: list[str], title_line: int | None,
+                       underlines: set[int]) -> tuple[int | None, bool, tuple[str, ...]]:
+    """The label directly under the title: its 0-based line, whether there is one, its keys."""
+    # The label counts only directly under the title; elsewhere it is reported, not used.
+    if title_line is not None:
+        j = title_line + 1 + (title_line + 1 in underlines)  # past an underline
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j < len(lines):
+            m = _LABEL.match(lines[j])
+            if m:
+                return j, True, split_keys(m.group(2))
+    return None, False, ()
+
+
+def _colon_lines(lines: list[str], label_line: int | None) -> tuple[set[int], int | None, str, str | None]:
+    """Every label line, the first of them when none stands under the title, the first purpose
+    and the first date."""
+    purpose = ""
+    date = None
+    label_lines = set()
+    for i, line in enumerate(lines):
+        if ":" not in line:
+            continue  # the label, purpose and date lines all hold a colon
+        if _LABEL.match(line):
+            label_lines.add(i)
+            if label_line is None:
+                label_line = i
+        elif not purpose:
+            pm = _PURPOSE.match(line)
+            if pm:
+                purpose = pm.group(2).strip().strip("*").strip()
+        if date is None:
+            dm = _DATE.match(line)
+            if dm:
+                date = dm.group(2)
+    return label_lines, label_line, purpose, date
 
 
 def _links(text: str) -> list[str]:

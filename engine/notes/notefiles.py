@@ -72,18 +72,9 @@ def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.st
             if folders is not None:
                 names.append(name)
             rel = under + name
-            if not rel.isascii() and not is_valid_text(rel):  # ASCII is valid: the common case costs no encode
-                # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
-                problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
-                continue
-            try:
-                st = entry.stat()  # follows a file symlink (as os.stat); a dangling one is reported
-            except OSError as e:
-                problems.append(f"{rel}: cannot read ({e.strerror})")
-                continue
-            if not _is_regular(st):
-                continue
-            found[rel] = st
+            st = _note_stat(entry, rel, problems)
+            if st is not None:
+                found[rel] = st
         for entry in sorted(subfolders, key=lambda e: e.name):
             try:
                 if entry.is_symlink():
@@ -94,6 +85,23 @@ def list_notes(root: Path, folders: list | None = None) -> tuple[dict[str, os.st
 
     walk(os.fspath(root), "")
     return found, problems
+
+
+def _note_stat(entry: os.DirEntry, rel: str, problems: list[str]) -> os.stat_result | None:
+    """A listed .md file's stat when it is a note kb reads; else None, with a problem said when
+    it is one a person should hear about."""
+    if not rel.isascii() and not is_valid_text(rel):  # ASCII is valid: the common case costs no encode
+        # SQLite, JSON and the terminal all refuse it; the rest of the base still answers.
+        problems.append(f"{shown(rel)}: file name is not valid UTF-8; rename it to index it")
+        return None
+    try:
+        st = entry.stat()  # follows a file symlink (as os.stat); a dangling one is reported
+    except OSError as e:
+        problems.append(f"{rel}: cannot read ({e.strerror})")
+        return None
+    if not _is_regular(st):
+        return None
+    return st
 
 
 LISTING_FAILED = ": cannot list ("

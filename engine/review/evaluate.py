@@ -348,6 +348,14 @@ def _p95(xs: list[float]) -> float:
 
 
 def render(r: EvalReport) -> str:
+    lines = _table_lines(r) + _file_and_agent_lines(r) + _gate_lines(r) + _abstain_lines(r)
+    lines += [""] + meaning_lines(r)
+    lines += _speed_lines(r)
+    return "\n".join(lines)
+
+
+def _table_lines(r: EvalReport) -> list[str]:
+    """The head and one row per graded question."""
     ans = r.answerable
     lines = [
         f"gold:     {len(r.graded)} questions, {len(ans)} answerable",
@@ -364,6 +372,12 @@ def render(r: EvalReport) -> str:
             agent = kw = "-"
         file_col = "ok" if g.file_ok else "MISS"
         lines.append(f"  {file_col:<4} {agent:<5} {kw:<5} {g.score:5.1f} {g.margin:5.2f} {v:<6} {printable(g.gold.question)}")
+    return lines
+
+
+def _file_and_agent_lines(r: EvalReport) -> list[str]:
+    """The FILE and AGENT blocks: each scorer's right files and owners, and the best fixed choice."""
+    ans = r.answerable
     n = len(ans)
     fused_ok = sum(g.file_ok for g in ans)
     kw_ok = sum(g.keyword_ok for g in ans)
@@ -377,7 +391,7 @@ def render(r: EvalReport) -> str:
     best_fixed, best_n = ("-", 0)
     if counts:
         best_fixed, best_n = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-    lines += [
+    return [
         "",
         f"FILE   fused   {fused_ok}/{n}  {_pct(fused_ok, n)}",
         f"       keyword {kw_ok}/{n}  {_pct(kw_ok, n)}, the same question asked of the keyword scorer alone",
@@ -388,6 +402,11 @@ def render(r: EvalReport) -> str:
         f"       routing beats the fixed choice by {routes - best_n:+d} questions",
         "",
     ]
+
+
+def _gate_lines(r: EvalReport) -> list[str]:
+    """The GATE block: what the floor flagged, demoted and declined, and the scores either side."""
+    ans = r.answerable
     correct = [g for g in ans if g.keyword_ok]
     misses = [g for g in ans if not g.keyword_ok]
     flagged = sum(1 for g in misses if g.verdict != "hit")
@@ -396,7 +415,7 @@ def render(r: EvalReport) -> str:
     refused = sum(1 for g in dec if g.verdict == "nothing")
     hedged = sum(1 for g in dec if g.verdict == "guess")
     answered = sum(1 for g in dec if g.verdict == "hit")
-    lines += [
+    lines = [
         f"GATE   flagged {flagged}/{len(misses)} of its own misses as a guess",
         f"       demoted {demoted}/{len(correct)} correct answers to a guess",
         f"       of {len(dec)} question(s) the set says to decline: refused {refused}, hedged {hedged}, answered {answered}",
@@ -411,22 +430,32 @@ def render(r: EvalReport) -> str:
             lines.append(
                 f"       SEPARATES: any floor above {max(miss_scores):.2f} and at most {min(hit_scores):.2f} tells them apart."
             )
+    return lines
+
+
+def _abstain_lines(r: EvalReport) -> list[str]:
+    """The ABSTAIN matrix, when the key holds labelled rows."""
+    lines: list[str] = []
     matrix = r.matrix
     if matrix:
         lines += ["", "ABSTAIN   label     confident  guess  nothing   (confident = verdict hit)"]
         for row in matrix:
             right = f"   {row.right}/{row.hit} on the right file" if row.label == "in-scope" else ""
             lines.append(f"          {row.label:<9} {row.hit:>9} {row.guess:>6} {row.nothing:>8}{right}")
-    lines += [""] + meaning_lines(r)
-    if r.fused_us:
-        fm, km = statistics.median(r.fused_us), statistics.median(r.keyword_us)
-        lines += [
-            "",
-            f"SPEED  {fm:.0f} us per question fused, {km:.0f} us keyword only. No model, no network.",
-            f"       median of {len(r.fused_us):,} asks in process, index warm (p95 {_p95(r.fused_us):.0f} us fused,"
-            f" {_p95(r.keyword_us):.0f} us keyword); Python {sys.version.split()[0]}.",
-        ]
-    return "\n".join(lines)
+    return lines
+
+
+def _speed_lines(r: EvalReport) -> list[str]:
+    """The SPEED block, when asks were timed."""
+    if not r.fused_us:
+        return []
+    fm, km = statistics.median(r.fused_us), statistics.median(r.keyword_us)
+    return [
+        "",
+        f"SPEED  {fm:.0f} us per question fused, {km:.0f} us keyword only. No model, no network.",
+        f"       median of {len(r.fused_us):,} asks in process, index warm (p95 {_p95(r.fused_us):.0f} us fused,"
+        f" {_p95(r.keyword_us):.0f} us keyword); Python {sys.version.split()[0]}.",
+    ]
 
 
 def _range(xs: list[float]) -> str:

@@ -15,26 +15,22 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..notes.atomic import write_atomic
 from ..errors import KbError
-from .evaluate import run_eval
-from ..notes.fleet import copy_notes, discover
-from .label import NOTHING_TO_PROPOSE, FleetStats, apply, digest, propose, propose_fleet
+from ..notes.fleet import discover
+from .label import NOTHING_TO_PROPOSE, apply, digest, propose, propose_fleet
+from .labelstats import FleetStats
 from ..memory import Memory
-from .misses import misses_path, read_log
+from .labeleffect import GOLD_FILE, Effect, effect, miss_questions
 from ..notes.mapfiles import is_map_file
 from ..render import json_line, printable
 from ..notes.notefiles import MAX_NOTE_BYTES, list_notes, open_note
 from ..clean import is_valid_text
 from ..notes.thin import THIN_ASK, distinct_terms
-
-GOLD_FILE = "gold.tsv"
-
 
 @dataclass
 class NoteProposal:
@@ -45,33 +41,6 @@ class NoteProposal:
     @property
     def id(self) -> str:
         return f"{self.base}/{self.proposal.relpath}"
-
-
-@dataclass
-class Effect:
-    """What accepting the proposals would change. Without a gold.tsv nobody has said which
-    note is right, so a verdict turned into a hit is never counted as a success: it is split
-    into the risky part (a hit on a note the text leg did not put first: a claim nobody has
-    checked) and the rest (a hit on the text leg's own first note: the two scorers agree)."""
-
-    gold_before: dict | None = None
-    gold_after: dict | None = None
-    gold_problem: str | None = None  # a gold.tsv that cannot be graded: said, and the rest goes on
-    hit_elsewhere: list[dict] = field(default_factory=list)  # now a hit where the text leg disagrees
-    hit_agreeing: list[dict] = field(default_factory=list)  # now a hit on the text leg's first note
-    other_changes: list[dict] = field(default_factory=list)  # any other verdict changed
-    owner_changes: list[dict] = field(default_factory=list)
-    misses_asked: int = 0
-    progress: object = None  # called with (done, total) while questions are asked (the labels screen)
-
-    def to_json(self) -> dict:
-        return {
-            "gold_before": self.gold_before, "gold_after": self.gold_after, "gold_problem": self.gold_problem,
-            "misses_asked": self.misses_asked,
-            "changed": {"hit_where_the_text_leg_disagrees": self.hit_elsewhere,
-                        "hit_where_the_text_leg_agrees": self.hit_agreeing, "other": self.other_changes},
-            "owner_changes": self.owner_changes,
-        }
 
 
 def collect(fleet, memory=None, chosen: dict[str, list[str]] | None = None) -> list[NoteProposal]:
@@ -101,96 +70,6 @@ def collect(fleet, memory=None, chosen: dict[str, list[str]] | None = None) -> l
         base, _, _ = nid.partition("/")
         out.append(NoteProposal(base, roots[base], settled[nid]))
     return out
-
-
-def _miss_questions(fleet) -> list[str]:
-
-    try:
-        return [e.question for e in read_log(misses_path(fleet.root))]
-    except (OSError, UnicodeDecodeError):
-        return []
-
-
-def effect(fleet, memory, proposals: list[NoteProposal], progress=None) -> Effect:
-    """Ask the same questions of the fleet as it is and of a private copy with every proposal
-    written; nothing under the reader's folder changes. `progress(stage, done, total)` is
-    called as the work goes (the labels screen shows it)."""
-
-    eff = Effect()
-    say = progress or (lambda stage, done, total: None)
-    say("copying the notes", 0, 1)
-    questions = _miss_questions(fleet)
-    gold = fleet.root / GOLD_FILE
-    with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
-        copy = Path(tmp) / fleet.root.name
-        copy_notes(fleet.root, copy, notes_only=True)  # what kb reads, and no linked folder
-        rel_root = {b.name: b.root.relative_to(fleet.root) for b in fleet.bases}
-        for b in fleet.bases:
-            # A base reached through a link is copied as a folder: copied as the link, the
-            # proposals below were written through it into the reader's own notes.
-            if not (copy / rel_root[b.name]).is_dir():
-                copy_notes(b.root, copy / rel_root[b.name], notes_only=True)
-        for np in proposals:
-            if not np.proposal.can_write:
-                continue
-            target = copy / rel_root[np.base] / np.proposal.relpath
-            try:
-                data = target.read_bytes()
-                if target.is_symlink():  # the copy's link still points at the reader's file
-                    target.unlink()
-                target.write_bytes(apply(data, np.proposal, merge=True))
-            except (OSError, ValueError):
-                continue
-        paths = [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]
-        say("indexing the copy", 0, 1)
-        after = Memory(paths)
-        if gold.is_file():
-            try:
-                say("grading gold.tsv", 0, 1)
-                eff.gold_before = _grade(memory, gold)
-                eff.gold_after = _grade(after, gold)
-            except KbError as e:
-                # A stale answer key (a note renamed since) must not cost the proposals: the
-                # effect says why it has no before and after, and kb check would say the same.
-                eff.gold_problem, eff.gold_before, eff.gold_after = str(e), None, None
-        if eff.gold_before is not None:
-            for qb, qa in zip(eff.gold_before.pop("rows"), eff.gold_after.pop("rows")):
-                if qb["owner"] != qa["owner"]:
-                    eff.owner_changes.append({"question": qb["question"], "from": qb["owner"], "to": qa["owner"],
-                                              "source": "gold"})
-        for n, q in enumerate(questions):
-            say("asking the miss log's questions again", n, len(questions))
-            b = memory.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
-            a = after.ask(q, record_miss=False, with_passages=False, top=1, classify=False)
-            eff.misses_asked += 1
-            if a.verdict != b.verdict or a.keyword_top != b.keyword_top:
-                text_first = a.text[0].id if a.text else None
-                row = {"question": q, "note": a.keyword_top, "text_first": text_first,
-                       "before": b.verdict, "after": a.verdict}
-                if a.verdict != "hit":
-                    eff.other_changes.append(row)
-                elif a.keyword_top == text_first:
-                    eff.hit_agreeing.append(row)
-                else:
-                    eff.hit_elsewhere.append(row)
-            ob = b.agent.name if b.gate.served else None
-            oa = a.agent.name if a.gate.served else None
-            if ob != oa:
-                eff.owner_changes.append({"question": q, "from": ob, "to": oa, "source": "miss log"})
-    return eff
-
-
-def _grade(memory, gold: Path) -> dict:
-
-    r = run_eval(memory, gold, speed=False)
-    ans = r.answerable
-    return {
-        "questions": len(ans),
-        "hit": sum(1 for g in ans if g.verdict == "hit"),
-        "hit_right": sum(1 for g in ans if g.verdict == "hit" and g.keyword_ok),
-        "first_row_right": sum(1 for g in ans if g.file_ok),
-        "rows": [{"question": g.gold.question, "owner": g.owner} for g in r.graded],
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +238,7 @@ def cmd_label(args) -> int:
 
     fleet = discover(args.paths)
     memory = Memory(args.paths)
-    chosen = pick(fleet, memory, _miss_questions(fleet), ask=_ask, say=_say) if args.pick else None
+    chosen = pick(fleet, memory, miss_questions(fleet), ask=_ask, say=_say) if args.pick else None
     proposals = collect(fleet, memory, chosen)
     eff = None if args.no_effect or not proposals else effect(fleet, memory, proposals)
     done = Written((), (), ())
@@ -404,64 +283,83 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
     lines = [f"kb label: {len(proposals)} note(s) to label: {bare} without a label, "
              f"{len(proposals) - bare} with a thin one (under 12 distinct keys)"]
     for np in proposals:
-        p = np.proposal
-        lines += ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]
-        if not p.keys:
-            why = "" if p.why_not in ("", NOTHING_TO_PROPOSE) else ": " + p.why_not
-            lines.append(f"    {NOTHING_TO_PROPOSE}{why}")
-            continue
-        lines.append(f"    {printable(p.label_line)}")
-        if p.purpose_line:
-            lines.append(f"    {printable(p.purpose_line)}")
-        by_source: dict[str, list[str]] = {}
-        for k in p.keys:
-            by_source.setdefault(k.source, []).append(k.key)
-        lines.append("    from: " + "; ".join(f"{s}: {printable(', '.join(ks))}" for s, ks in by_source.items()))
-        if not p.can_write:
-            lines.append(f"    cannot be written: {p.why_not}")
+        lines += _proposal_lines(np)
     if eff is not None:
-        lines += ["", "effect, with every proposal accepted (worked out on a copy; nothing written for it):"]
-        if eff.gold_before is not None:
-            b, a = eff.gold_before, eff.gold_after
-            lines.append(f"  gold.tsv, {b['questions']} answerable: hit {b['hit']} -> {a['hit']}, "
-                         f"hit on a right note {b['hit_right']} -> {a['hit_right']}, "
-                         f"first row right {b['first_row_right']} -> {a['first_row_right']}")
-        elif eff.gold_problem:
-            lines.append(f"  {printable(eff.gold_problem)}: no graded before and after")
-        else:
-            lines.append(f"  no {GOLD_FILE} at the fleet root: no graded before and after")
-        if eff.gold_before is None:
-            lines.append("  without a gold.tsv nobody has said which note is right: a new hit below is a claim, not a success")
-        changed = len(eff.hit_elsewhere) + len(eff.hit_agreeing) + len(eff.other_changes)
-        lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {changed} verdict(s) changed")
-        lines.append(f"    {len(eff.hit_elsewhere)} now a hit on a note the text leg did not put first "
-                     "(a claim nobody has checked: read these first)")
-        for h in eff.hit_elsewhere:
-            lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')} "
-                         f"(text leg first: {printable(h['text_first'] or 'nothing')})")
-        lines.append(f"    {len(eff.hit_agreeing)} now a hit on the note the text leg put first (the two scorers agree)")
-        for h in eff.hit_agreeing:
-            lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')}")
-        if eff.other_changes:
-            lines.append(f"    {len(eff.other_changes)} other verdict change(s)")
-            for h in eff.other_changes:
-                lines.append(f"      {printable(h['question'])}: {h['before']} -> {h['after']} "
-                             f"{printable(h['note'] or '')}")
-        for c in eff.owner_changes:
-            lines.append(f"  owner changes ({c['source']}): {printable(c['question'])}: {c['from']} -> {c['to']}")
+        lines += _effect_lines(eff)
     if wrote:
-        summary = f"wrote {len(written)} note(s)"
-        if skipped:
-            summary += f"; skipped {len(skipped)} with nothing to write (listed below, with why; not an error)"
-        if refused:
-            summary += f"; refused {len(refused)} (listed below, and on stderr)"
-        lines += ["", summary]
-        lines += [f"  skipped: {printable(x)}" for x in skipped]
-        lines += [f"  refused: {printable(x)}" for x in refused]
-        short = _short(proposals, written)
-        if short:
-            lines.append(f"{len(short)} of the {len(written)} label(s) written hold fewer than {THIN_ASK} keys: "
-                         + W06_ADVICE.format(ask=THIN_ASK))
+        lines += _written_lines(proposals, written, refused, skipped)
     else:
         lines += ["", "nothing written: kb label PATH --write [NOTE ...] writes them (--merge adds to a thin label)"]
     return "\n".join(lines)
+
+
+def _proposal_lines(np: NoteProposal) -> list[str]:
+    """One note's block: its name, the label line proposed and where each key came from."""
+    p = np.proposal
+    lines = ["", f"  {printable(np.id)}  ({p.reason}{', ' + str(len(p.existing)) + ' keys' if p.existing else ''})"]
+    if not p.keys:
+        why = "" if p.why_not in ("", NOTHING_TO_PROPOSE) else ": " + p.why_not
+        lines.append(f"    {NOTHING_TO_PROPOSE}{why}")
+        return lines
+    lines.append(f"    {printable(p.label_line)}")
+    if p.purpose_line:
+        lines.append(f"    {printable(p.purpose_line)}")
+    by_source: dict[str, list[str]] = {}
+    for k in p.keys:
+        by_source.setdefault(k.source, []).append(k.key)
+    lines.append("    from: " + "; ".join(f"{s}: {printable(', '.join(ks))}" for s, ks in by_source.items()))
+    if not p.can_write:
+        lines.append(f"    cannot be written: {p.why_not}")
+    return lines
+
+
+def _effect_lines(eff: Effect) -> list[str]:
+    """The effect block: gold.tsv before and after, the miss log asked again, the owners moved."""
+    lines = ["", "effect, with every proposal accepted (worked out on a copy; nothing written for it):"]
+    if eff.gold_before is not None:
+        b, a = eff.gold_before, eff.gold_after
+        lines.append(f"  gold.tsv, {b['questions']} answerable: hit {b['hit']} -> {a['hit']}, "
+                     f"hit on a right note {b['hit_right']} -> {a['hit_right']}, "
+                     f"first row right {b['first_row_right']} -> {a['first_row_right']}")
+    elif eff.gold_problem:
+        lines.append(f"  {printable(eff.gold_problem)}: no graded before and after")
+    else:
+        lines.append(f"  no {GOLD_FILE} at the fleet root: no graded before and after")
+    if eff.gold_before is None:
+        lines.append("  without a gold.tsv nobody has said which note is right: a new hit below is a claim, not a success")
+    changed = len(eff.hit_elsewhere) + len(eff.hit_agreeing) + len(eff.other_changes)
+    lines.append(f"  miss log: {eff.misses_asked} question(s) asked again, {changed} verdict(s) changed")
+    lines.append(f"    {len(eff.hit_elsewhere)} now a hit on a note the text leg did not put first "
+                 "(a claim nobody has checked: read these first)")
+    for h in eff.hit_elsewhere:
+        lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')} "
+                     f"(text leg first: {printable(h['text_first'] or 'nothing')})")
+    lines.append(f"    {len(eff.hit_agreeing)} now a hit on the note the text leg put first (the two scorers agree)")
+    for h in eff.hit_agreeing:
+        lines.append(f"      {printable(h['question'])}  -> hit on {printable(h['note'] or '')}")
+    if eff.other_changes:
+        lines.append(f"    {len(eff.other_changes)} other verdict change(s)")
+        for h in eff.other_changes:
+            lines.append(f"      {printable(h['question'])}: {h['before']} -> {h['after']} "
+                         f"{printable(h['note'] or '')}")
+    for c in eff.owner_changes:
+        lines.append(f"  owner changes ({c['source']}): {printable(c['question'])}: {c['from']} -> {c['to']}")
+    return lines
+
+
+def _written_lines(proposals: list[NoteProposal], written: list[str], refused: list[str],
+                   skipped: list[str]) -> list[str]:
+    """What --write did: written, skipped and refused, and the labels it left short of W06."""
+    summary = f"wrote {len(written)} note(s)"
+    if skipped:
+        summary += f"; skipped {len(skipped)} with nothing to write (listed below, with why; not an error)"
+    if refused:
+        summary += f"; refused {len(refused)} (listed below, and on stderr)"
+    lines = ["", summary]
+    lines += [f"  skipped: {printable(x)}" for x in skipped]
+    lines += [f"  refused: {printable(x)}" for x in refused]
+    short = _short(proposals, written)
+    if short:
+        lines.append(f"{len(short)} of the {len(written)} label(s) written hold fewer than {THIN_ASK} keys: "
+                     + W06_ADVICE.format(ask=THIN_ASK))
+    return lines

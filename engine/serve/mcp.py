@@ -125,6 +125,15 @@ def build_server(memory: "Memory"):
         log_level="WARNING",
     )
 
+    server.middleware.append(_typed_arguments(server))
+    _add_tools(server, memory, _guarded_by(fresh, ToolError))
+    return server
+
+
+def _guarded_by(fresh, ToolError):
+    """The wrapper every tool runs in: the index brought up to date first, a refusal turned into
+    an error the caller reads (ToolError, the SDK's)."""
+
     def guarded(fn):
         # A refusal is an answer the caller should read, not a crash: one line, marked as an error.
         @functools.wraps(fn)  # the SDK reads the tool's signature through __wrapped__
@@ -142,7 +151,11 @@ def build_server(memory: "Memory"):
 
         return call
 
-    server.middleware.append(_typed_arguments(server))
+    return guarded
+
+
+def _add_tools(server, memory: "Memory", guarded) -> None:
+    """kb's five tools on `server`, each run through `guarded`."""
 
     @server.tool(name="kb_route")
     @guarded
@@ -182,8 +195,6 @@ def build_server(memory: "Memory"):
     def kb_list(path: str | None = None) -> dict[str, Any]:
         """The notes of a base, or of a folder inside one (agent/folder), or of every base when no path is given."""
         return list_notes(memory, path)
-
-    return server
 
 
 def _past(top: int, rows: int) -> dict[str, Any]:
