@@ -39,6 +39,7 @@ from ..notes.fleet import FLEET_FILE, MISSES_FILE
 from ..notes.gitignore import ensure_ignored
 from ..notes.nofollow import open_lock, refuse_links
 from ..notes.textfile import read_regular_text, read_text, text_lines
+from ..rank.question import cut_question
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -100,7 +101,9 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
             continue
         m = _ENTRY.match(line)
         if m:
-            owner = MissEntry(int(m.group(1)), m.group(2), m.group(3), m.group(4))
+            # kb logs a question cut (engine/rank/question.py): a longer one was planted, and is
+            # cut before it is merged (whose casefold and split of 105 MB cost 1 GB)
+            owner = MissEntry(int(m.group(1)), m.group(2), m.group(3), cut_question(m.group(4))[0])
             entries.append(owner)
             continue
         lm = _LOOKED.match(line)
