@@ -1,13 +1,13 @@
-"""A miss log a repository carries is read as kb writes it: a logged question is at most
-MAX_QUESTION_CHARS (a route cuts its question before it is logged), so a longer one, which kb
-never wrote, is cut as a question is when the log is read. One planted entry of 105 MB cost
+"""A miss log a repository carries is read only so far: a route logs at most
+MAX_QUESTION_CHARS of a question, a hand-edited longer one is shown as logged up to
+MAX_LOGGED_CHARS, and past that the entry is cut when read. One planted entry of 105 MB cost
 `kb misses` 11.3 s and 1.39 GB (docs/hardening.md, round 8)."""
 
 from __future__ import annotations
 
 import json
 
-from engine.rank.question import MAX_QUESTION_CHARS
+from engine.review.misses import MAX_LOGGED_CHARS
 
 from conftest import copy_demo, run_kb
 
@@ -23,4 +23,4 @@ def test_a_planted_entry_longer_than_a_question_is_cut_when_read(tmp_path):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     entries = json.loads(r.stdout.splitlines()[0])["entries"]
     assert {e["count"] for e in entries} == {1, 7}
-    assert all(len(e["question"]) <= MAX_QUESTION_CHARS for e in entries)
+    assert all(len(e["question"]) <= MAX_LOGGED_CHARS for e in entries)
