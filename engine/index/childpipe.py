@@ -1,5 +1,5 @@
 """The pipe a second process answers its parent on: frames (a length, then that many bytes of
-kb's own value layout, engine/index/sealedfile.encode), read without waiting, and a fork of this
+kb's own value layout, engine/index/valuelayout.encode), read without waiting, and a fork of this
 process that writes them. Shared by the fresh interpreters of engine/index/helperprocess.py and the
 fork of engine/review/missworker.py."""
 
@@ -11,7 +11,7 @@ import struct
 import sys
 from typing import Callable, Iterable
 
-from .sealedfile import Damaged, encode as dumps, decode
+from .valuelayout import Damaged, encode as dumps, decode
 
 # What a child sends on its stdout: frames, each a length then that many bytes of a value.
 FRAME = struct.Struct("<I")

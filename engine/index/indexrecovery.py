@@ -11,12 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .indexpool import resource  # the descriptor limit, where the platform has one
-from .indexschema import SCHEMA_VERSION, check_ours, harden
+from .indexschema import SCHEMA_VERSION, NotOurs, check_ours, harden
 from .indexupdate import stems_differ
 from ..notes.nofollow import open_lock, refuse_links
 
@@ -26,6 +27,48 @@ REPLACE_LOCK = "replace.lock"  # in `.kb`: held while a damaged index.db is repl
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "schema version")
 # The file or its folder cannot be written or opened: not damage (deleting would not help).
 UNWRITABLE_WORDS = ("readonly database", "unable to open database file", "disk I/O error", "database or disk is full")
+
+
+# The bytes SQLite's unix VFS locks (sqlite3.c, os_unix.c): every open connection to a WAL
+# file holds a shared lock on the -shm's DMS byte; a writer in rollback mode holds RESERVED.
+_SHM_DMS_BYTE = 120 + 8
+_RESERVED_BYTE = 0x40000000 + 1
+
+
+def refuse_unheld(index_path: str, wal: os.stat_result | None, journal: os.stat_result | None) -> None:
+    """Raise NotOurs when a write-ahead log or a rollback journal lies beside the index with no
+    connection holding it: SQLite would replay it at the open, before check_ours reads a byte,
+    and a log kb did not write (a `git pull` brought it) would become the index. One no live
+    kb holds is kb's only if a kb was killed; either way the index is rebuilt from the notes
+    (docs/decisions.md, "What kb trusts"). Costs nothing when neither file is there."""
+    if wal is not None and wal.st_size > 0 and not _held(index_path + "-shm", _SHM_DMS_BYTE):
+        raise NotOurs(f"{index_path}-wal: a log no open index holds (not replayed; rebuilt)")
+    if journal is not None and journal.st_size > 0 and not _held(index_path, _RESERVED_BYTE):
+        raise NotOurs(f"{index_path}-journal: a journal no open index holds (not rolled back; rebuilt)")
+
+
+def _held(path: str, byte: int) -> bool:
+    """Whether any connection, this process's own too, holds a lock on `byte` of `path`. An
+    open file description's query (Linux) conflicts with this process's POSIX locks as well;
+    where there is none, the log is trusted as SQLite trusts it."""
+    import fcntl  # POSIX only, and only asked when a log is there
+
+    query = getattr(fcntl, "F_OFD_GETLK", None)
+    if query is None:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False  # no -shm: nobody has the log open
+    try:
+        # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for this query), padded
+        asked = struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, byte, 1, 0)
+        told = fcntl.fcntl(fd, query, asked)
+        return struct.unpack_from("@h", told)[0] != fcntl.F_UNLCK
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def is_unwritable(e: sqlite3.DatabaseError) -> bool:

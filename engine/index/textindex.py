@@ -26,7 +26,7 @@ from ..notes.fleet import Base
 from .indexpool import READERS_PER_BASE, drop_idle, give_back, take_idle
 from .indexrecovery import (
     SIDE_FILES, UNWRITABLE_WORDS, copy_readable, fs_why, is_damage, is_dir, is_sound, is_unwritable, one_replacer,
-    os_why,
+    os_why, refuse_unheld,
 )
 from .indexschema import SCHEMA_VERSION, check_ours, create_schema, harden, meta_get, use_wal
 from .indexupdate import IndexReport, bring_up_to_date, is_stale, stems_differ
@@ -103,9 +103,13 @@ class TextIndex:
             from ..notes.gitignore import keep_out_of_git
 
             keep_out_of_git(self.path.parent.parent, [])
+        found = {}
         for suffix in SIDE_FILES:
             # no_special: SQLite opens -journal to look for a hot one, and a FIFO there held it for good
-            refuse_links(str(self.path) + suffix, below=self.path.parent.parent, no_special=True)
+            found[suffix] = refuse_links(self.path_str + suffix, below=self.path.parent.parent, no_special=True)
+        # A log or journal no connection holds is not replayed (engine/index/indexrecovery): the
+        # lstats above are its cost when none is there.
+        refuse_unheld(self.path_str, found["-wal"], found["-journal"])
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         harden(con)  # the file may be a clone's: nothing its schema names runs (engine/index/indexschema)
         con.execute("PRAGMA busy_timeout = 30000")

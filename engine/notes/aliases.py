@@ -11,7 +11,13 @@ from pathlib import Path
 
 from ..rank.normalize import terms
 from dataclasses import dataclass
-from .textfile import read_regular_text, text_lines
+from .textfile import TooLarge, read_regular_text, text_lines
+
+# Bounds on a file a repository may carry (docs/hardening.md, round 8): 100,000 aliases are
+# about 4 MB; an alias names a phrase; a question's expansion stays near a question's size.
+MAX_ALIASES_BYTES = 16 << 20
+MAX_CANONICAL_TERMS = 32
+MAX_ADDED_TERMS = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +33,12 @@ def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
     """The aliases in force, and (line, what is wrong) per line that could not be used;
     line 0 when the file itself cannot be read. `kb check` reports these at their line."""
     try:
-        text = read_regular_text(path)  # a folder, or a FIFO whose read would block forever: refused
+        # a folder, or a FIFO whose read would block forever: refused; a padded file read no further
+        text = read_regular_text(path, max_bytes=MAX_ALIASES_BYTES)
     except FileNotFoundError:
         return [], []
+    except TooLarge as e:
+        return [], [(0, f"{e}; not read (100,000 aliases are about 4 MB)")]
     except (OSError, UnicodeDecodeError) as e:
         return [], [(0, f"cannot read ({getattr(e, 'strerror', None) or e})")]
     out, problems = [], []
@@ -45,6 +54,9 @@ def read_aliases(path: Path) -> tuple[list[Alias], list[tuple[int, str]]]:
         if not at or not ct:
             problems.append((n, "an alias or canonical made only of stopwords"))
             continue
+        if len(ct) > MAX_CANONICAL_TERMS:
+            problems.append((n, f"a canonical of {len(ct):,} words; an alias calls in at most {MAX_CANONICAL_TERMS}"))
+            continue
         out.append(Alias(at, ct, n))
     return out, problems
 
@@ -59,7 +71,11 @@ def expand(question_terms: list[str], aliases: list[Alias]) -> list[list[str]]:
     """The question as segments: its own terms, then each canonical its aliases call in."""
     segments = [list(question_terms)]
     joined = " " + " ".join(question_terms) + " "
+    added = 0
     for a in aliases:
         if " " + " ".join(a.alias) + " " in joined:
+            added += len(a.canonical)
+            if added > MAX_ADDED_TERMS:  # the first aliases in the file's order; the rest add nothing
+                break
             segments.append(list(a.canonical))
     return segments

@@ -19,7 +19,7 @@ from ..clean import shown
 from ..errors import KbError
 from .mapfiles import MAP_NAMES
 from dataclasses import dataclass, field
-from .textfile import read_regular_text
+from .textfile import TooLarge, read_regular_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
 FLEET_FILE = "fleet.txt"
@@ -103,6 +103,11 @@ class Fleet:
         return self.root / ALIASES_FILE
 
 
+# A manifest is a few `key = value` lines; one a repository carries is read no further than this
+# (a 98 MB fleet.txt cost every route 14.6 s and 1.3 GB).
+MAX_MANIFEST_BYTES = 1 << 20
+
+
 def read_kv(path: Path, *, strict: bool = False) -> dict[str, str]:
     """`key = value` lines; `#` comments and blank lines ignored; unreadable is empty. With
     `strict` (fleet.txt, which names the fleet and its classifier command), bytes that are not
@@ -110,9 +115,11 @@ def read_kv(path: Path, *, strict: bool = False) -> dict[str, str]:
     out: dict[str, str] = {}
     try:
         # absent, a folder, or a FIFO (whose read would block forever, even one put there late)
-        text = read_regular_text(path, errors="strict" if strict else "replace")
+        text = read_regular_text(path, errors="strict" if strict else "replace", max_bytes=MAX_MANIFEST_BYTES)
     except OSError:
         return out
+    except TooLarge as e:
+        raise KbError(f"{shown(str(path))}: {e}; a manifest of `key = value` lines is read no further") from None
     except UnicodeDecodeError as e:
         raise KbError(f"{shown(str(path))}: not UTF-8 (byte 0x{e.object[e.start]:02x} at offset "
                       f"{e.start}); save it as UTF-8") from None

@@ -31,8 +31,9 @@ def _refuse(link: Path, target: Path) -> LinkRefused:
 
 
 def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] | None = None,
-                 no_special: bool = False) -> None:
+                 no_special: bool = False) -> os.stat_result | None:
     """Raise LinkRefused if `path`, or any component of it under `below`, is a symlink.
+    Returns `path`'s own lstat (None when it is absent), for a caller that needs its size.
 
     Without `below` only `path` itself is checked. A component that does not exist yet is no
     link; the check stops there (what kb then creates is created by kb). `no_special`: raise
@@ -54,11 +55,12 @@ def refuse_links(path: str | os.PathLike[str], *, below: str | os.PathLike[str] 
         except OSError:
             # Absent, under a non-directory, or in a folder nobody may search: no link can be
             # followed there either, and the caller's own open reports it in its own words.
-            return
+            return None
         if stat.S_ISLNK(st.st_mode):
             raise _refuse(p, target)
     if no_special and chain and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         raise OSError(errno.EINVAL, f"{target.name} is not a regular file; kb opens no FIFO, socket or device", str(target))
+    return st if chain else None
 
 
 def make_dirs(folder: str | os.PathLike[str], *, below: str | os.PathLike[str]) -> None:

@@ -40,11 +40,19 @@ def open_regular(path: str | os.PathLike[str]) -> io.BufferedReader:
     return f
 
 
-def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict") -> str:
+class TooLarge(ValueError):
+    """A file longer than its reader reads (a manifest a repository padded)."""
+
+
+def read_regular_text(path: str | os.PathLike[str], *, errors: str = "strict", max_bytes: int | None = None) -> str:
     """read_text for a file another program may have planted (a `.gitignore`, a `.git` file),
-    through open_regular: a FIFO is refused, not waited on."""
+    through open_regular: a FIFO is refused, not waited on. `max_bytes`: TooLarge past it,
+    read no further than one byte beyond."""
     with open_regular(path) as f:
-        text = f.read().decode("utf-8", errors=errors)
+        raw = f.read() if max_bytes is None else f.read(max_bytes + 1)
+        if max_bytes is not None and len(raw) > max_bytes:
+            raise TooLarge(f"larger than {max_bytes:,} bytes")
+        text = raw.decode("utf-8", errors=errors)
     return text[1:] if text.startswith(BOM) else text
 
 

@@ -41,6 +41,7 @@ from ..notes.fleet import FLEET_FILE, MISSES_FILE
 from ..notes.gitignore import ensure_ignored
 from ..notes.nofollow import LinkRefused, open_lock, refuse_links
 from ..notes.textfile import read_regular_text, read_text, text_lines
+from ..rank.question import MAX_QUESTION_CHARS
 
 MISSES_ENV = "KB_MISSES_PATH"
 HEADER = (
@@ -59,6 +60,9 @@ MAX_COUNT = 10**18 - 1
 # Damaged lines `kb misses` names one by one, on stderr and in its JSON; the rest are counted:
 # a log torn tens of thousands of times must not bury the worklist.
 DAMAGED_SHOWN = 10
+# A logged question is read up to this many characters (a route logs at most MAX_QUESTION_CHARS).
+MAX_LOGGED_CHARS = 16 * MAX_QUESTION_CHARS
+
 # At or above this size the log is appended to, not read and rewritten, to record a miss
 # (~700 entries): the route's cost stops growing with the log there.
 REWRITE_BELOW_BYTES = 64 * 1024
@@ -102,7 +106,10 @@ def parse_lines(text: str) -> tuple[list[MissEntry], list[tuple[int, str]]]:
             continue
         m = _ENTRY.match(line)
         if m:
-            owner = MissEntry(int(m.group(1)), m.group(2), m.group(3), m.group(4))
+            # kb logs a question cut (engine/rank/question.py); a hand-edited longer one is shown
+            # as logged, up to a bound: a planted 105 MB one is cut before it is merged (whose
+            # casefold and split of it cost 1 GB)
+            owner = MissEntry(int(m.group(1)), m.group(2), m.group(3), m.group(4)[:MAX_LOGGED_CHARS])
             entries.append(owner)
             continue
         lm = _LOOKED.match(line)
