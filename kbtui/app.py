@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from .screens import screen_class
 from .commands import KbCommands
 from .history import History
 from .idle_gc import IdleCollector
@@ -31,17 +32,6 @@ from engine.stages.purpose.weights import PURPOSE_NAMES
 # F7 cycles the reading list's order: plain fusion, then each purpose the engine declares.
 PURPOSE_CYCLE = ("off", *PURPOSE_NAMES)
 DEFAULT_TOP = 8  # rows of the reading list: a screenful at 120x40 with two lines each
-
-
-def screen_class(name: str):
-    """The screens the F-keys and the palette name, imported when first shown."""
-    from .check_screen import CheckScreen
-    from .eval_screen import EvalScreen
-    from .labels_screen import LabelsScreen
-    from .misses_screen import MissesScreen
-    from .roster_screen import RosterScreen
-
-    return {s.NAME: s for s in (EvalScreen, CheckScreen, MissesScreen, RosterScreen, LabelsScreen)}[name]
 
 
 class KbApp(App):

@@ -91,15 +91,15 @@ def key_rows(app, bindings: list[Binding]) -> list[tuple[str, str, str]]:
     return [(k, " / ".join(w), a) for k, w, a in rows]
 
 
-def _screen_rows() -> list[tuple[str, str, str, type]]:
+def _screen_rows(app) -> list[tuple[str, str, str, type]]:
     """(action, title, what it is for, class) of every screen an F-key shows, from the app's
     bindings and the palette's rows."""
-    from .app import KbApp, screen_class
     from .commands import palette_rows
+    from .screens import screen_class
 
     palette = {action: (title, help_text) for title, help_text, action in palette_rows()}
     out = []
-    for b in KbApp.BINDINGS:
+    for b in type(app).BINDINGS:  # the running app's own table (no import of the app: a circle)
         if isinstance(b, Binding) and b.action.startswith("show(") and b.action in palette:
             name = b.action[len("show('"):-len("')")]
             title, help_text = palette[b.action]
@@ -109,7 +109,7 @@ def _screen_rows() -> list[tuple[str, str, str, type]]:
 
 def help_text(app) -> Group:
     sheet = _Sheet()
-    screens = {action: (title, help_text, cls) for action, title, help_text, cls in _screen_rows()}
+    screens = {action: (title, help_text, cls) for action, title, help_text, cls in _screen_rows(app)}
     _everywhere(sheet, app, screens)
     _main_screen(sheet, app)
     _screens(sheet, app, screens)
@@ -144,10 +144,8 @@ def _everywhere(sheet: _Sheet, app, screens: dict) -> None:
     """The app's own keys (a screen's key named by the screen's title) and the palette."""
     from textual.app import App
 
-    from .app import KbApp
-
     sheet.head("Everywhere")
-    everywhere = [*Binding.make_bindings(App.BINDINGS), *Binding.make_bindings(KbApp.BINDINGS)]
+    everywhere = [*Binding.make_bindings(App.BINDINGS), *Binding.make_bindings(type(app).BINDINGS)]
     for keys, what, action in key_rows(app, everywhere):
         sheet.row(keys, screens[action][0] if action in screens else what)
     palette_key = app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "command_palette", ""))

@@ -93,7 +93,8 @@ def test_a_question_mark_is_a_character_in_a_box_and_help_elsewhere(tmp_path):
 
 
 def test_help_lists_every_key_the_room_binds_and_every_screen(tmp_path):
-    from kbtui.app import KbApp, screen_class
+    from kbtui.app import KbApp
+    from kbtui.screens import screen_class
     from kbtui.commands import palette_rows
     from kbtui.help_screen import GLOSSARY, _own_bindings
     from kbtui.main_screen import PANES, MainScreen

@@ -11,15 +11,20 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 try:
     import resource  # Unix: the descriptor limit the connection pool stays under
 except ImportError:
     resource = SimpleNamespace()  # type: ignore[assignment]
 
-if TYPE_CHECKING:
-    from .textindex import TextIndex
+
+
+class TextIndex(Protocol):
+    """What the pool reads of an index (engine/index/textindex.py's TextIndex): its idle
+    connections. Named here, not imported, so the pool and the index import one way."""
+
+    _idle: list[sqlite3.Connection]
 
 
 READERS_PER_BASE = 4  # readers of one base at once; a further one waits its turn

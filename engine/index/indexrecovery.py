@@ -16,7 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .indexpool import resource  # the descriptor limit, where the platform has one
+try:
+    import resource  # Unix: the descriptor limit, where the platform has one
+except ImportError:
+    from types import SimpleNamespace as _Nothing
+
+    resource = _Nothing()  # type: ignore[assignment]
+
 from .indexschema import SCHEMA_VERSION, NotOurs, check_ours, harden
 from .indexupdate import stems_differ
 from ..notes.nofollow import open_lock, refuse_links

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ..rank import suggest as suggest_module
 from .blobshape import TEXTS, shaped, within
-from .catalogue_cache import Opening
+from .opening_data import Opening
 from .fleet_cache import FLEET_FROM, fleet_file, fleet_stamp, keep, writable_folder
 from .sealedfile import Blobs, Damaged, Keyed, encode, ends_and_blobs, is_blobs, is_keyed, keyed, loads, open_shaped, seal, source_digest
 from ..rank.suggest import Spelling, spelling_of
