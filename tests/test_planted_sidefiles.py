@@ -122,3 +122,32 @@ def test_a_live_log_is_kept(tmp_path):
         assert con.execute("SELECT value FROM meta WHERE key = 'kept-by-a-live-log'").fetchone() == ("1",)
     finally:
         con.close()
+
+
+def test_the_probe_leaves_this_process_s_own_sqlite_locks_in_place(tmp_path):
+    """Closing any descriptor of a file drops every POSIX lock this process holds on it: a probe
+    that opened and closed the -shm released the DMS lock of a connection kb had open, and the
+    next process then took that live log for a planted one and rebuilt the base (seen in the
+    bench identity test). The probe reads the kernel's lock table instead."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from engine.index.indexrecovery import _SHM_DMS_BYTE, _held
+
+    db = tmp_path / "index.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.execute("CREATE TABLE x (a)")
+    con.execute("INSERT INTO x VALUES (1)")
+    con.commit()
+    try:
+        assert _held(f"{db}-shm", _SHM_DMS_BYTE)  # asked here, beside the live connection
+        other = subprocess.run(
+            [sys.executable, "-c", "import sys; from engine.index.indexrecovery import _SHM_DMS_BYTE, _held; "
+             f"print(_held(sys.argv[1], _SHM_DMS_BYTE))", f"{db}-shm"],
+            capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+        assert other.stdout.strip() == "True", other.stderr  # still held, seen from another process
+    finally:
+        con.close()
+    assert not _held(f"{db}-shm", _SHM_DMS_BYTE)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,27 +53,43 @@ def refuse_unheld(index_path: str, wal: os.stat_result | None, journal: os.stat_
 
 
 def _held(path: str, byte: int) -> bool:
-    """Whether any connection, this process's own too, holds a lock on `byte` of `path`. An
-    open file description's query (Linux) conflicts with this process's POSIX locks as well;
-    where there is none, the log is trusted as SQLite trusts it."""
-    import fcntl  # POSIX only, and only asked when a log is there
-
-    query = getattr(fcntl, "F_OFD_GETLK", None)
-    if query is None:
-        return True
+    """Whether any process, this one too, holds a lock on `byte` of `path`, read from the
+    kernel's table of locks (/proc/locks), never by opening the file: closing any descriptor of
+    a file drops every POSIX lock this process holds on it, SQLite's own included, so a probe
+    that opened and closed the -shm broke the locking of a connection kb had open. Where there
+    is no such table, the log is trusted as SQLite trusts it."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        st = os.stat(path, follow_symlinks=False)
     except OSError:
         return False  # no -shm: nobody has the log open
     try:
-        # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for this query), padded
-        asked = struct.pack("@hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, byte, 1, 0)
-        told = fcntl.fcntl(fd, query, asked)
-        return struct.unpack_from("@h", told)[0] != fcntl.F_UNLCK
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            table = f.read(_LOCKS_READ_AT_MOST)
     except OSError:
         return True
-    finally:
-        os.close(fd)
+    return any(_covers(line, st, byte) for line in table.splitlines())
+
+
+_LOCKS_READ_AT_MOST = 4 << 20  # the whole machine's table; a few hundred bytes a lock
+
+
+def _covers(line: str, st: os.stat_result, byte: int) -> bool:
+    """One /proc/locks row (`1: POSIX ADVISORY READ 123 fe:00:4567 128 128`) holding `byte`
+    of the file `st` names; a waiter's row (`->`) holds nothing."""
+    parts = line.split()
+    if len(parts) < 8 or parts[1] == "->":
+        return False
+    where, start, end = parts[5], parts[6], parts[7]
+    dev_ino = where.rsplit(":", 1)
+    if len(dev_ino) != 2 or dev_ino[1] != str(st.st_ino):
+        return False
+    major, _, minor = dev_ino[0].partition(":")
+    try:
+        if (int(major, 16), int(minor, 16)) != (os.major(st.st_dev), os.minor(st.st_dev)):
+            return False
+        return int(start) <= byte and (end == "EOF" or byte <= int(end))
+    except ValueError:
+        return False
 
 
 def is_unwritable(e: sqlite3.DatabaseError) -> bool:
