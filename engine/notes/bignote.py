@@ -24,15 +24,14 @@ from pathlib import Path, PurePosixPath
 from hashlib import blake2b
 from .chunking import _CUT_SLACK, CHUNK_CHARS, CHUNK_OVERLAP, Chunk
 from ..clean import LINE_BREAKS
+from .links import FENCE, WIKI
 from .notefiles import open_note
 from .note import (
     _DATE,
-    _FENCE,
     _HEADING,
     _LABEL,
     _MD_LINK,
     _PURPOSE,
-    _WIKI_LINK,
     Note,
     front_matter_state,
     front_matter_title,
@@ -117,7 +116,7 @@ def chunks(root: Path, rel: str, s: Scan, block: int = READ_BLOCK) -> Iterator[C
             if i < s.front:
                 continue  # front matter: data, not text
             if first and last:
-                if _FENCE.match(piece):
+                if FENCE.match(piece):
                     in_fence = not in_fence
                 m = None if in_fence else _HEADING.match(piece)
                 heading = (len(m.group(1)), heading_text(m)) if m else s.setext.get(i)
@@ -260,7 +259,7 @@ class _Head:
                 self.long_nonblank = False
             return
         self._resolve(i, text)
-        if _FENCE.match(text):
+        if FENCE.match(text):
             self.in_fence = not self.in_fence
             return
         if self.in_fence:
@@ -321,7 +320,7 @@ class _Head:
             if "://" in t or t.startswith(("mailto:", "#")):
                 continue
             self.md.append(t.split("#", 1)[0])
-        self.wiki.extend(m.group(1).strip() for m in _WIKI_LINK.finditer(text))
+        self.wiki.extend(m.group(1).strip() for m in WIKI.finditer(text))
 
     def raw_title(self) -> str:
         t = self.title or self.first_heading

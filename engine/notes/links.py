@@ -19,7 +19,7 @@ _MD_LINK = re.compile(r"(?<!!)\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\
 # [label]: target, a reference-style link definition.
 _REF_DEF = re.compile(r"^\s{0,3}\[[^\[\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 # [[target]], [[target#heading]], [[target|shown as]].
-_WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
+WIKI = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 
@@ -52,7 +52,7 @@ def links_in_line(line: str) -> list[Link]:
         t = clean_target(t)
         if t:
             out[Link("markdown", t)] = None
-    for m in _WIKI.finditer(line):
+    for m in WIKI.finditer(line):
         t = m.group(1).strip()
         if t:
             out[Link("wiki", t)] = None

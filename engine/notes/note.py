@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..rank.normalize import terms
+from .links import FENCE, WIKI  # one reading of a fence and a wiki link, shared with kb check
 from .yamlscalar import one_line_scalar
 
 # No two unbounded runs of one class sit side by side in these patterns (`\s*\s*`, `[^\]]*`
@@ -50,10 +51,8 @@ def is_field_line(line: str) -> bool:
 # The closing `#`s are stripped in code (`heading_text`): a lazy `(.*?)\s*#*\s*$` retries the
 # whole tail at every character and takes hours on a long line of spaces.
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 # Markdown links to other notes: [text](relative/path.md#anchor) and [[wiki link]].
 _MD_LINK = re.compile(r"\[[^\[\]]*\]\(\s*<?([^)\s>\[\]]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_WIKI_LINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|[^\[\]]*)?\]\]")
 # A setext underline, and the lines that cannot be the text above one: indented code, a quote,
 # a table row, html, a list item, a thematic break (CommonMark reads each of these as its own
 # block, never as a heading's text).
@@ -70,7 +69,7 @@ FRONT_MATTER_MAX_LINES = 200  # past this, a `---` block at the top is not front
 def _is_fence(line: str) -> bool:
     # A substring test first: most lines hold no fence mark, and the pattern would be tried
     # on each of them (parsing is most of what an index build spends outside SQLite).
-    return ("```" in line or "~~~" in line) and _FENCE.match(line) is not None
+    return ("```" in line or "~~~" in line) and FENCE.match(line) is not None
 
 
 SKILL_DIRS = frozenset({"skills", "protocols", "templates"})
@@ -278,7 +277,7 @@ def _links(text: str) -> list[str]:
         if "://" in target or target.startswith(("mailto:", "#")):
             continue
         out.append(target.split("#", 1)[0])
-    out.extend(m.group(1).strip() for m in _WIKI_LINK.finditer(text))
+    out.extend(m.group(1).strip() for m in WIKI.finditer(text))
     return [t for t in out if t]
 
 
