@@ -12,7 +12,7 @@ import pytest
 import pytest_textual_snapshot as pts
 
 from conftest import copy_demo
-from tui_support import REPO, add_flawed_note, make_app, ready, screen_text, settle, wait_for
+from tui_support import REPO, add_flawed_note, make_app, ready, run_eval, screen_text, settle, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 MISS_LOG = (
@@ -96,11 +96,7 @@ def test_eval_after_run(snap_compare, tmp_path, size):
 
     async def before(pilot):
         await ready(pilot)
-        await pilot.press("f2")
-        await settle(pilot)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
-        await settle(pilot)
+        await run_eval(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=before)
 
@@ -178,13 +174,7 @@ def test_eval_scrolled_to_gate_and_speed(snap_compare, tmp_path):
 
     async def before(pilot):
         await ready(pilot)
-        await pilot.press("f2")
-        await settle(pilot)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
-        await settle(pilot)
-        await pilot.press("end")
-        await settle(pilot)
+        await run_eval(pilot, to_end=True)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=before)
 

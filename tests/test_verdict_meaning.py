@@ -8,7 +8,7 @@ import asyncio
 import json
 
 from conftest import copy_demo, run_kb
-from tui_support import make_app, ready, screen_text, settle, wait_for
+from tui_support import make_app, ready, run_eval, screen_text, settle, wait_for
 
 from engine.review.evaluate import GoldQuestion, GradedQuestion, score_strip, verdict_meaning
 
@@ -77,13 +77,7 @@ def test_the_eval_screen_shows_the_verdict_block(tmp_path):
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
-            await pilot.press("f2")
-            await settle(pilot)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
-            await settle(pilot)
-            await pilot.press("end")
-            await settle(pilot)
+            await run_eval(pilot, to_end=True)
             text = screen_text(app)
             assert "VERDICT" in text and "10/10 right (100%)" in text and "3/3 right (100%)" in text
             assert "floor 6.92" in text

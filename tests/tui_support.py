@@ -65,6 +65,18 @@ async def wait_for(pilot, predicate, *, timeout: float = 10.0, what: str = "cond
         await pilot.pause()
 
 
+async def run_eval(pilot, *, to_end: bool = False) -> None:
+    """F2, Enter: the eval screen graded against the fleet's gold.tsv; End scrolls to its summary."""
+    await pilot.press("f2")
+    await settle(pilot)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: pilot.app.screen.report is not None, what="the eval report")
+    await settle(pilot)
+    if to_end:
+        await pilot.press("end")
+        await settle(pilot)
+
+
 async def ask(pilot, question: str, *, enter: bool = False) -> None:
     await pilot.press("ctrl+l")
     await pilot.press(*question)
