@@ -8,7 +8,7 @@ import asyncio
 import json
 
 from conftest import copy_demo, run_kb
-from tui_support import make_app, ready, run_eval, screen_text, settle, wait_for
+from tui_support import make_app, ready, run_eval, screen_text
 
 from engine.review.evaluate import GoldQuestion, GradedQuestion, score_strip, verdict_meaning
 
