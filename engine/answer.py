@@ -84,6 +84,22 @@ class Result:
         return f"{self.base}/{self.path}"
 
 
+# What engine/rank/vouch.py says of a HIT resting on keys kb label wrote and nobody has read:
+AGREED = "agreed"  # rests on unread keys; the text leg put the same note first: the HIT stands
+DEMOTED = "demoted"  # rests on unread keys; the text leg put another note first: a guess
+UNREAD_WHY = {
+    AGREED: "the keyword score rests on keys kb label proposed that nobody has read; the text search put the same note first",
+    DEMOTED: "a guess, not a hit: the keyword score rests on keys kb label proposed that nobody has read, and the "
+             "text search put another note first (delete the kb label line under the label once you have read its keys)",
+}
+# The few words a one-line surface (the verdict line, the room's verdict bar) says it in.
+UNREAD_SHORT = {
+    AGREED: "on keys kb label proposed, unread; the text search agrees",
+    DEMOTED: "on keys kb label proposed, unread; the text search put another note first",
+}
+
+
+
 @dataclass(frozen=True, slots=True)
 class Gate:
     """Whether the keyword ranking may be served, and the floor it was judged against."""
@@ -93,6 +109,9 @@ class Gate:
     ranked_by_text_only: bool
     entries: int  # N, the fleet's entry count the floor was computed at
     min_entries_to_route: int
+    # engine/rank/vouch.py: "agreed" or "demoted" when the top note's score rests on keys kb
+    # label wrote that nobody has read; None (and absent from the JSON) otherwise
+    unread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +239,7 @@ class Answer:
                 "floor": _round(self.gate.floor),
                 "ranked_by_text_only": self.gate.ranked_by_text_only,
                 "served": self.gate.served,
+                **({"unread_keys": self.gate.unread, "why": UNREAD_WHY[self.gate.unread]} if self.gate.unread else {}),
             },
             "index_was_rebuilt": self.index_was_rebuilt,
             "reindexed": self.reindexed,

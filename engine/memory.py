@@ -39,6 +39,7 @@ from .rank.keywordhits import KeywordHits, choose_agent, keyword_ids
 from .rank.normalize import terms as normalise
 from .rank.question import cut_question
 from .rank.rrf import rrf, rrf_top
+from .rank.vouch import vouch
 from .rank.steps import Reading, Reask, assemble, did_you_mean, text_ids
 from .rank.textpool import TextHits
 from .stages.purpose import PURPOSE_DEFAULT_ON
@@ -64,9 +65,10 @@ class Routed:
     agent: AgentChoice | None  # None when the caller asked for no owner (Memory.reask)
     started: float  # perf_counter() when the question arrived
     keyword_ms: float
-    # The snapshot was built for this question (its stale check compared each opening's key
-    # with its index's state just now): the text leg's ceilings need not stat every index again.
+    # The snapshot was built for this question (each opening's key compared with its index just
+    # now): the text leg's ceilings need not stat every index again.
     fresh: bool = False
+    unread: str | None = None  # what engine/rank/vouch.py said of a HIT on unread keys
 
 
 
@@ -218,7 +220,8 @@ class Memory:
         fusion_options = self._fusion_options(query)  # refused before any work
         routed = self._routed(query.question, with_agent=True, classify=query.classify)  # the labels alone
         reading = self._read(query, routed, fusion_options)
-        answer = self._answer(query, routed, reading)
+        verdict, unread = vouch(routed, reading.text)  # keys nobody has read: engine/rank/vouch.py
+        answer = self._answer(query, replace(routed, verdict=verdict, unread=unread), reading)
         if question_chars:
             answer = replace(answer, question_chars=question_chars)
         answer = self._miss(query, answer)
@@ -244,7 +247,8 @@ class Memory:
             if key is not None:
                 texts[key] = text
         suggestions = did_you_mean(routed) if routed.verdict == "nothing" else ()  # not served, as _answer
-        return Reask(fixed, routed.words, routed.verdict, routed.keyword, text, suggestions)
+        verdict = vouch(routed, text)[0] if text_top > 0 else routed.verdict  # as ask judges it
+        return Reask(fixed, routed.words, verdict, routed.keyword, text, suggestions)
 
     def _held_key(self, terms: list[str], question: str, keep: int) -> tuple | None:
         """What the text leg's first `keep` hits depend on, when every base answers from memory."""
@@ -457,14 +461,13 @@ class Memory:
         return self._legs.legs
 
     def hold_text_in_memory(self, timeout: float = 120.0) -> bool:
-        """Answer the text leg from memory from now on, and wait until it can: for a caller
-        about to ask thousands of questions in one go (`kb misses` over a long log), where
-        the build is paid once and every question after it is cheaper than FTS5's."""
+        """Answer the text leg from memory from now on, and wait until it can: for thousands of
+        questions in one go (`kb misses`), the build paid once, each question cheaper than FTS5's."""
         self._legs.wanted = True
         return self.wait_resident(timeout)
 
     def wait_resident(self, timeout: float = 60.0) -> bool:
-        """Build every base's resident leg now and wait for it (the bench, the tests)."""
+        """Every base's resident leg built now, waited for (the bench, the tests)."""
         return self._legs.wait(self.indexes, timeout)
 
     # -- the notes, for surfaces that read them (the reader, kb remember, kb misses, kb serve)
@@ -475,17 +478,15 @@ class Memory:
         return idx.chunks_of(path) if idx is not None else []
 
     def text_matches(self, terms: list[str], limit: int) -> list[tuple[str, str]]:
-        """(base, path) of the files the text scorer finds for `terms`, each base's best
-        `limit`, base by base: no fusion, no gate (kb remember weighs them itself)."""
+        """(base, path) of each base's best `limit` text files for `terms`, unfused (kb remember's)."""
         return [(name, row[0]) for name, idx in self.indexes.items() for row in idx.search(terms, limit)[0]]
 
-    def stale(self) -> bool:
-        """Whether any base's notes changed since its index was brought up to date."""
+    def stale(self) -> bool:  # any base's notes changed since its index was brought up to date
         return any(idx.stale() for idx in self.indexes.values())
 
     def index(self, *, force: bool = False) -> Iterator[tuple[IndexReport, str | None]]:
-        """Bring each base's index up to date, one base at a time (what `kb index` prints as
-        it goes): its report, and why nothing was saved when the index had to live in memory."""
+        """Each base's index brought up to date, one at a time (`kb index` prints them as they
+        go): its report, and why nothing was saved when the index had to live in memory."""
         for idx in self.indexes.values():
             report = idx.update(force=force)
             yield report, idx.memory_reason

@@ -10,6 +10,7 @@ import json
 
 from .answer import Answer
 from .clean import escaped, json_safe, repaired, shown
+from .answer import UNREAD_SHORT as VOUCH_SHORT
 from .stages.coverage import chooser_line, coverage_line
 from .rank.gate import MIN_ENTRIES_TO_ROUTE
 from .rank.question import MAX_QUESTION_CHARS
@@ -82,6 +83,8 @@ def verdict_line(a: Answer) -> str:
     owner = printable(a.agent.name or "-")
     margin = f", agent margin {a.agent.margin:.2f}" if a.agent.margin is not None else ""
     line = f"verdict:  {a.verdict}, owner {owner} ({why}{margin})"
+    if g.unread:
+        line += f"; {VOUCH_SHORT[g.unread]}"
     if a.agent.chosen_by == "classifier":
         line += f"; chosen by the classifier, coverage {a.agent.coverage}"
     return line

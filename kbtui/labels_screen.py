@@ -178,7 +178,7 @@ class LabelsScreen(Screen):
             self.post_message(EffectProgress(np.id, stage, done, total))
 
         try:
-            eff = effect(memory.fleet, memory, [np], progress=progress)
+            eff = effect(memory.fleet, memory, [np], progress=progress, reviewed=True)  # a person kept these keys
         except OSError as e:
             self.post_message(EffectShown(np.id, kept, None, f"cannot work out the effect: {e.strerror or e}"))
             return
@@ -240,7 +240,7 @@ class LabelsScreen(Screen):
 
         # merge=True: a thin label gets the kept keys appended; nothing is ever replaced.
         try:
-            written, refused = write([np], [], merge=True)
+            written, refused = write([np], [], merge=True, reviewed=True)  # a person kept these keys: no unread mark
         except OSError as e:
             self.post_message(LabelWritten(np.id, [], [f"{np.id}: not written: {e.strerror or e}"]))
             return

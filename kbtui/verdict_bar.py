@@ -11,6 +11,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from engine.answer import UNREAD_SHORT as VOUCH_SHORT
+
 from .clean import one_line
 
 NO_MARGIN = "—"  # no second file to divide by: the room's one rendering (JSON: null)
@@ -61,6 +63,8 @@ def verdict_text(answer, *, show_timing: bool = True, building: bool = False) ->
     t.append("  margin ", style="dim")
     margin = answer.confidence.margin
     t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
+    if answer.gate.unread:  # engine/rank/vouch.py: the score rests on keys nobody has read
+        t.append(f"  {VOUCH_SHORT[answer.gate.unread]}", style="italic")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
     if building:

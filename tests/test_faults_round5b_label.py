@@ -34,7 +34,7 @@ def test_the_label_goes_under_the_underline_of_a_title_that_starts_with_a_hash(t
     head = title.splitlines(keepends=True)
     cut = len(head[0]) if title.startswith(b"#\t") else len(title)  # an ATX title: under its own line
     eol = b"\r\n" if b"\r\n" in title else b"\n"
-    inserted = eol + prop["label_line"].encode() + eol
+    inserted = eol + prop["label_line"].encode() + eol + prop["mark_line"].encode() + eol
     if prop["purpose_line"]:
         inserted += prop["purpose_line"].encode() + eol
     assert note.read_bytes() == data[:cut] + inserted + data[cut:]

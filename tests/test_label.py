@@ -71,7 +71,9 @@ def test_write_inserts_under_the_title_and_changes_no_other_byte(tmp_path):
     assert out["written"] == ["notes/testing.md"], out
     new = (root / "testing.md").read_bytes()
     prop = next(p for p in out["proposals"] if p["note"] == "testing.md")
-    inserted = ("\r\n" + prop["label_line"] + "\r\n" + prop["purpose_line"] + "\r\n").encode()
+    # Under the label, the mark naming the keys nobody has read yet (engine/notes/proposal.py).
+    assert prop["mark_line"].startswith("<!-- kb label proposed, not yet reviewed: ")
+    inserted = ("\r\n" + prop["label_line"] + "\r\n" + prop["mark_line"] + "\r\n" + prop["purpose_line"] + "\r\n").encode()
     cut = original.index(b"# Testing your app\r\n") + len(b"# Testing your app\r\n")
     assert new == original[:cut] + inserted + original[cut:]  # every other byte where it was
     note = parse_note("testing.md", new.decode())

@@ -18,7 +18,7 @@ import sqlite3
 from ..notes.userstate import secret
 
 
-SCHEMA_VERSION = 13  # 4: the indexed columns hold Snowball stems (engine/rank/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept); 7: stopwords left out of them; 8: YAML front matter is not prose, an underlined (setext) line is a heading (engine/notes/note.py); 9: every window a full one (engine/notes/chunking.py); 10: a note opening with a `---` rule is no longer titled by its last line (engine/notes/note.py); 11: a quoted front matter title is decoded as YAML reads it (engine/notes/yamlscalar.py); 12: a plain one ends at a YAML comment; 13: a heading after prose is a section, not the title of a note with no level-one heading (engine/notes/note.py)
+SCHEMA_VERSION = 14  # 4: the indexed columns hold Snowball stems (engine/rank/stemming.py); 5: Portuguese endings and the note-language rule changed those stems; 6: a stem that is a stopword, of a word that is not, is marked (stemming._kept); 7: stopwords left out of them; 8: YAML front matter is not prose, an underlined (setext) line is a heading (engine/notes/note.py); 9: every window a full one (engine/notes/chunking.py); 10: a note opening with a `---` rule is no longer titled by its last line (engine/notes/note.py); 11: a quoted front matter title is decoded as YAML reads it (engine/notes/yamlscalar.py); 12: a plain one ends at a YAML comment; 13: a heading after prose is a section, not the title of a note with no level-one heading (engine/notes/note.py); 14: the keys kb label's mark names as unread (engine/notes/proposal.py)
 FILE_SHIFT = 20  # a million chunks per file; a 50 MB note makes ~35,000
 # FTS5 keeps this much of a transaction's new postings in memory before it writes them out as
 # a segment, which it must later merge (its default is 1 MB). A full build writes a base in
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS files(
     links TEXT NOT NULL,
     date TEXT,
     chunks INTEGER NOT NULL,
-    problems TEXT NOT NULL
+    problems TEXT NOT NULL,
+    unread TEXT NOT NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
     heading_path UNINDEXED, body UNINDEXED, line UNINDEXED, heading_stems, body_stems,

@@ -45,19 +45,20 @@ class FileRecord:
     chunks: int
     mtime_ns: int
     problems: tuple[str, ...]
+    unread: tuple[str, ...] = ()  # keys kb label wrote that no person has read (engine/notes/proposal.py)
 
 
 def records(con: sqlite3.Connection) -> list[FileRecord]:
     rows = con.execute(
         "SELECT id, path, hash, is_entry, title, purpose, keys, species, label_line,"
-        " label_under_title, title_line, links, date, chunks, mtime_ns, problems FROM files ORDER BY path"
+        " label_under_title, title_line, links, date, chunks, mtime_ns, problems, unread FROM files ORDER BY path"
     ).fetchall()
     return [
         FileRecord(
             id=r[0], path=r[1], hash=r[2], is_entry=bool(r[3]), title=r[4], purpose=r[5],
             keys=_tuple_of(r[6]), species=r[7], label_line=r[8], label_under_title=bool(r[9]),
             title_line=r[10], links=_tuple_of(r[11]), date=r[12], chunks=r[13], mtime_ns=r[14],
-            problems=_tuple_of(r[15]),
+            problems=_tuple_of(r[15]), unread=_tuple_of(r[16]),
         )
         for r in rows
     ]
@@ -143,12 +144,13 @@ def insert_note(
         rows = _rows(_split(itertools.islice(streamed, (1 << FILE_SHIFT) - 1)), None)  # counted as they go in
     cur = con.execute(
         "INSERT INTO files(path, mtime_ns, size, hash, is_entry, title, purpose, keys, species, label_line,"
-        " label_under_title, title_line, links, date, chunks, problems) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " label_under_title, title_line, links, date, chunks, problems, unread) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             note.relpath, sig[0], sig[1], h, int(note.is_entry), note.title, note.purpose,
             json.dumps(list(note.keys), ensure_ascii=False), note.species, note.label_line,
             int(note.label_under_title), note.title_line, json.dumps(list(note.links), ensure_ascii=False),
             note.date, 0 if streamed is not None else len(ready.rows), json.dumps(list(note.problems)),
+            json.dumps(list(note.unread), ensure_ascii=False),
         ),
     )
     fid = cur.lastrowid

@@ -43,7 +43,7 @@ def decoded(op, get, fits: Callable[[object], bool] = lambda value: True):
 
 # The shapes of the values _read makes, as kept in the file (engine/index/blobshape.py).
 _is_record = shaped((int, str, str, bool, str, str, TEXTS, str, OPTIONAL_INT, bool, OPTIONAL_INT, TEXTS, OPTIONAL_STR,
-                     int, int, TEXTS))  # FileRecord's fields in order
+                     int, int, TEXTS, TEXTS))  # FileRecord's fields in order
 _is_entry = shaped((str, (str, str, str, TEXTS, TEXTS, [(str, TEXTS)], TEXTS, TEXTS, TEXTS)))  # (path, opening_data.entry_row)
 _is_columns = shaped((TEXTS, TEXTS))  # the entries' paths and species
 _is_postings = shaped(([(int, bool, NUMBER, int)], [(int, str, TEXTS, str)]))  # as Catalogue makes them

@@ -41,6 +41,7 @@ from .note import (
     species_of,
     split_keys,
 )
+from .proposal import marked_keys, unread_of
 
 STREAM_ABOVE_BYTES = 4 * 1024 * 1024  # below this, holding the note whole costs ~20 MB at most
 READ_BLOCK = 1 << 20
@@ -93,8 +94,10 @@ def scan(root: Path, rel: str, st: os.stat_result | None, max_bytes: int, block:
         return Scan(f"{rel}: cannot read ({e.strerror})")
     if not state["nonblank"]:
         return Scan(f"{rel}: empty file")
-    return Scan(None, h.hexdigest(), head.note(rel), head.raw_title(), frozenset(head.label_lines), head.front or 0,
-                head.setext)
+    note = head.note(rel)
+    # The mark under the title's label is no text, as parse_note leaves it out (its line is the label's 1-based line).
+    left_out = head.label_lines | ({note.label_line} if note.label_under_title and note.label_line in head.marks else set())
+    return Scan(None, h.hexdigest(), note, head.raw_title(), frozenset(left_out), head.front or 0, head.setext)
 
 
 def chunks(root: Path, rel: str, s: Scan, block: int = READ_BLOCK) -> Iterator[Chunk]:
@@ -217,6 +220,7 @@ class _Head:
         self.waiting: list[int] = []  # headings whose next non-blank line is not yet seen
         self.long_nonblank = False
         self.label_lines: set[int] = set()
+        self.marks: dict[int, tuple[str, ...]] = {}  # line -> the keys kb label's mark under a label names
         self.first_label: int | None = None
         self.purpose = ""
         self.date: str | None = None
@@ -289,6 +293,10 @@ class _Head:
 
     def _facts(self, i: int, text: str) -> None:
         """The label, purpose and date lines, read on every line as parse_note does."""
+        if i - 1 in self.label_lines:
+            marked = marked_keys(text)
+            if marked is not None:
+                self.marks[i] = marked
         if _LABEL.match(text):
             self.label_lines.add(i)
             if self.first_label is None:
@@ -351,6 +359,7 @@ class _Head:
             date=self.date,
             species=species_of(rel),
             problems=problems,
+            unread=unread_of(keys, self.marks.get(label_line + 1)) if under else (),
         )
 
 

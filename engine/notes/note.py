@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from ..rank.normalize import terms
+from .proposal import marked_keys, unread_of
 from .links import FENCE, WIKI  # one reading of a fence and a wiki link, shared with kb check
 from .yamlscalar import one_line_scalar
 
@@ -170,6 +171,7 @@ class Note:
     date: str | None = None
     species: str = "memory"
     problems: tuple[str, ...] = field(default_factory=tuple)
+    unread: tuple[str, ...] = ()  # keys kb label wrote that no person has read (engine/notes/proposal.py)
 
     @property
     def stem_words(self) -> list[str]:
@@ -194,11 +196,13 @@ def parse_note(relpath: str, text: str) -> Note:
     heads, underlines = _headings(lines, front)
     title, title_line = _title(lines, heads, front)
     label_line, label_under_title, keys = _label_under_title(lines, title_line, underlines)
+    mark = _mark_under(lines, label_line) if label_under_title else None
     label_lines, label_line, purpose, date = _colon_lines(lines, label_line)
     if label_under_title and not keys:
         problems.append("the Search for: line has no keys")
 
-    sections = _sections(lines, title, label_lines | underlines, heads, front)
+    left_out = label_lines | underlines | ({label_line + 1} if mark is not None else set())
+    sections = _sections(lines, title, left_out, heads, front)
     links = tuple(dict.fromkeys(_links(text)))
     return Note(
         relpath=relpath,
@@ -214,7 +218,15 @@ def parse_note(relpath: str, text: str) -> Note:
         date=date,
         species=species_of(relpath),
         problems=tuple(problems),
+        unread=unread_of(keys, mark),
     )
+
+
+def _mark_under(lines: list[str], label_line: int | None) -> tuple[str, ...] | None:
+    """The keys kb label's mark names, on the line directly under the label (engine/notes/proposal.py)."""
+    if label_line is None or label_line + 1 >= len(lines):
+        return None
+    return marked_keys(lines[label_line + 1])
 
 
 def _title(lines: list[str], heads: dict[int, tuple[int, str]], front: int) -> tuple[str, int | None]:

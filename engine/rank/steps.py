@@ -68,7 +68,7 @@ def assemble(query: Query, routed, reading: Reading, *, agents: int, index_was_r
     gate = Gate(
         served=routed.verdict != "nothing", floor=gate_mod.floor_for(n),
         ranked_by_text_only=not keyword and bool(text_ids_), entries=n,
-        min_entries_to_route=gate_mod.MIN_ENTRIES_TO_ROUTE,
+        min_entries_to_route=gate_mod.MIN_ENTRIES_TO_ROUTE, unread=getattr(routed, "unread", None),
     )
     margin = top_score / score_at(1) if len(keyword) > 1 and score_at(1) > 0 else None
     agreement = 1 + (id_at(0) in text_ids_) if keyword else 0

@@ -24,11 +24,13 @@ from ..rank.gate import floor_for
 from ..rank.normalize import terms, words
 from ..notes.notefiles import content_problem
 from ..notes.note import layout, parse_note
+from ..notes.proposal import mark_line, marked_keys
 from ..notes.thin import is_thin  # W06's rule: the notes kb check calls thin are the ones widened
 from .labelstats import FleetStats, asked_form, fleet_stats, is_word_name, name_of, note_words, singular, topicality
 from .labeltext import (CLAUSE_BREAK, CODE_SPAN, cleaned, description, example_leads, first_sentence, headings,
                         phrase_keys, phrases, pointer_headings, prose_lines, searchable, term_stream)
 
+CHOSEN = "chosen by a person"  # a logged question's key on the note a person picked: never marked unread
 MAX_KEYS = 16  # a proposal a reader can check at a glance; they add the rest
 MAX_HEADINGS = 6
 NOTHING_TO_PROPOSE = "nothing to propose"  # a refusal reason, and the line kb label prints for it
@@ -66,6 +68,12 @@ class Proposal:
         return "Search for: " + ", ".join(k.key for k in self.keys)
 
     @property
+    def mark(self) -> str | None:
+        """The line `kb label --write` puts under the label: the machine's keys, unread."""
+        unread = [k.key for k in self.keys if k.source != CHOSEN]
+        return mark_line(unread) if unread else None
+
+    @property
     def purpose_line(self) -> str | None:
         return f"Exists to: {self.purpose}" if self.purpose else None
 
@@ -78,6 +86,7 @@ class Proposal:
             "keys": [k.to_json() for k in self.keys],
             "purpose": self.purpose,
             "label_line": self.label_line,
+            "mark_line": self.mark,
             "purpose_line": self.purpose_line,
             "can_write": self.can_write,
             "why_not": self.why_not,
@@ -370,12 +379,15 @@ def propose_fleet(texts: dict[tuple[str, str], bytes], chosen: dict[str, list[st
     return settle(cands, labelled, stats=stats)
 
 
-def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
+def apply(data: bytes, proposal: Proposal, *, merge: bool, reviewed: bool = False) -> bytes:
     """The note's bytes with the proposal written in, and no other byte changed.
 
     A note without a label gets `Search for:` (and `Exists to:` when proposed) on new lines
     directly under its title, in the note's own line ending. A note with a label gets the new
     keys appended to that line, and only with `merge`. Raises ValueError when it cannot be done.
+    Unless `reviewed` (a person kept them: the labels screen), the keys the machine proposed
+    are named by kb label's mark on the line under the label (engine/notes/proposal.py); a
+    key a person chose for a logged question is theirs and never named.
     """
     if not proposal.can_write:
         raise ValueError(proposal.why_not)
@@ -402,6 +414,9 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
         keys_end = len(body.rstrip())  # trailing space (a markdown hard break) stays after the keys
         sep = b", " if note.keys else b" "
         lines[i] = body[:keys_end] + sep + new_keys + body[keys_end:] + ending
+        unread = _unread_keys(proposal, reviewed)
+        if unread:
+            _mark_merged(lines, i, ending or b"\n", list(note.unread) + unread)
         return bom + b"".join(lines)
     i = note.title_line - 1
     # An underlined title: the label goes under its underline. The parser's own underlines,
@@ -411,12 +426,30 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool) -> bytes:
     _, ending = _split_ending(lines[i])
     eol = ending if ending in (b"\r\n", b"\n", b"\r") else (b"\r\n" if b"\r\n" in data else b"\n")
     insert = eol + b"Search for: " + new_keys + eol
+    unread = _unread_keys(proposal, reviewed)
+    if unread:
+        insert += mark_line(unread).encode("utf-8") + eol
     if proposal.purpose and not note.purpose:
         insert += b"Exists to: " + proposal.purpose.encode("utf-8") + eol
     head = bom + b"".join(lines[: i + 1])
     if not ending:  # the title is the last line and has no ending: give it one
         return head + eol + insert
     return head + insert + b"".join(lines[i + 1:])
+
+
+def _unread_keys(proposal: Proposal, reviewed: bool) -> list[str]:
+    """The keys kb label's mark names: the machine's, unless a person reviewed them."""
+    return [] if reviewed else [k.key for k in proposal.keys if k.source != CHOSEN]  # as Proposal.mark
+
+
+def _mark_merged(lines: list[bytes], i: int, ending: bytes, unread: list[str]) -> None:
+    """The mark under the label at line i, naming `unread`: replaced where it stood, else added."""
+    mark = mark_line(unread).encode("utf-8")
+    nxt = i + 1
+    if nxt < len(lines) and marked_keys(_split_ending(lines[nxt])[0].decode("utf-8", errors="surrogateescape")) is not None:
+        lines[nxt] = mark + _split_ending(lines[nxt])[1]
+    else:
+        lines.insert(nxt, mark + ending)
 
 
 def _split_ending(line: bytes) -> tuple[bytes, bytes]:

@@ -82,14 +82,16 @@ class Written:
     refused: tuple[str, ...]
 
 
-def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> tuple[list[str], list[str]]:
-    """Write the chosen proposals; returns (written ids, one-line refusals and skips)."""
+def write(proposals: list[NoteProposal], wanted: list[str], *, merge: bool,
+          reviewed: bool = False) -> tuple[list[str], list[str]]:
+    """Write the chosen proposals; returns (written ids, one-line refusals and skips).
+    reviewed: a person kept these keys (the labels screen), so no unread mark is written."""
 
-    w = write_all(proposals, wanted, merge=merge)
+    w = write_all(proposals, wanted, merge=merge, reviewed=reviewed)
     return list(w.written), list(w.skipped) + list(w.refused)
 
 
-def write_all(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) -> Written:
+def write_all(proposals: list[NoteProposal], wanted: list[str], *, merge: bool, reviewed: bool = False) -> Written:
     """Write the chosen proposals. With no note named, a note that has nothing to write (no
     key reached it, no heading to write under) is skipped with its reason; a note named on
     the command line that cannot be written is refused."""
@@ -125,7 +127,7 @@ def write_all(proposals: list[NoteProposal], wanted: list[str], *, merge: bool) 
             refused.append(f"{where}: changed since it was read; run kb label again")
             continue
         try:
-            write_atomic(path, apply(data, p, merge=merge))
+            write_atomic(path, apply(data, p, merge=merge, reviewed=reviewed))
         except ValueError as e:
             refused.append(f"{where}: {e}")
             continue

@@ -56,10 +56,10 @@ def miss_questions(fleet) -> list[str]:
         return []
 
 
-def effect(fleet, memory, proposals: list, progress=None) -> Effect:  # labelcli's NoteProposals
+def effect(fleet, memory, proposals: list, progress=None, reviewed: bool = False) -> Effect:  # labelcli's NoteProposals
     """Ask the same questions of the fleet as it is and of a private copy with every proposal
-    written; nothing under the reader's folder changes. `progress(stage, done, total)` is
-    called as the work goes (the labels screen shows it)."""
+    written as `kb label --write` (or, `reviewed`, the labels screen) writes it; nothing under
+    the reader's folder changes. `progress(stage, done, total)` is called as the work goes."""
 
     eff = Effect()
     say = progress or (lambda stage, done, total: None)
@@ -67,7 +67,7 @@ def effect(fleet, memory, proposals: list, progress=None) -> Effect:  # labelcli
     questions = miss_questions(fleet)
     gold = fleet.root / GOLD_FILE
     with tempfile.TemporaryDirectory(prefix="kb-label-") as tmp:
-        paths = _labelled_copy(fleet, proposals, Path(tmp) / fleet.root.name)
+        paths = _labelled_copy(fleet, proposals, Path(tmp) / fleet.root.name, reviewed)
         say("indexing the copy", 0, 1)
         after = Memory(paths)
         if gold.is_file():
@@ -76,7 +76,7 @@ def effect(fleet, memory, proposals: list, progress=None) -> Effect:  # labelcli
     return eff
 
 
-def _labelled_copy(fleet, proposals: list, copy: Path) -> list[Path]:
+def _labelled_copy(fleet, proposals: list, copy: Path, reviewed: bool = False) -> list[Path]:
     """The fleet's notes copied to `copy` with every writable proposal written in; the paths a
     Memory of the copy opens."""
     copy_notes(fleet.root, copy, notes_only=True)  # what kb reads, and no linked folder
@@ -94,7 +94,7 @@ def _labelled_copy(fleet, proposals: list, copy: Path) -> list[Path]:
             data = target.read_bytes()
             if target.is_symlink():  # the copy's link still points at the reader's file
                 target.unlink()
-            target.write_bytes(apply(data, np.proposal, merge=True))
+            target.write_bytes(apply(data, np.proposal, merge=True, reviewed=reviewed))
         except (OSError, ValueError):
             continue
     return [copy / rel_root[b.name] for b in fleet.bases] if not fleet.is_fleet_root else [copy]

@@ -1,0 +1,75 @@
+"""Unread keys: a HIT that rests only on keys kb label wrote needs the text leg to agree.
+
+A key kb label proposes comes from the note's own title, headings and examples, which the
+text leg reads too; until a person reads it, it is the text read a second time, not a
+second scorer. Measured on three public corpora nobody here wrote (docs/labels.md), a HIT
+resting on such keys alone was right 23% of the time on a command reference and 0 of 4 on a
+book. So when every part of the top note's keyword score comes from keys its mark names as
+unread (engine/notes/proposal.py), and from its title, file name and purpose words when a
+machine made it an entry, the HIT stands only if the text leg's first file is that note; else
+the verdict is a guess, and the gate says why. A key a person wrote, or read and kept (by
+deleting the mark, or from its list), is theirs: any part of the score that comes from one
+leaves the seed's verdict as it is. A fleet with no mark (the seed's demo, every hand-written
+fleet) never meets this rule.
+"""
+
+from __future__ import annotations
+
+from .normalize import terms
+
+from ..answer import AGREED, DEMOTED
+
+
+def _norm(key: str) -> str:
+    return " ".join(key.lower().split())
+
+
+def rests_on_unread(terms_: tuple, keys: tuple[str, ...], unread: tuple[str, ...]) -> bool:
+    """Whether every part of a Scored's arithmetic (`terms_`: (word or phrase, why, weight,
+    idf)) comes from the entry's unread keys, or from its name words when every key is unread."""
+    if not unread:
+        return False
+    unread_set = {_norm(k) for k in unread}
+    read = [k for k in keys if _norm(k) not in unread_set]
+    if not read:
+        machine_made = True
+        read_words: set[str] = set()
+    else:
+        machine_made = False
+        read_words = {t[0] for t in (terms(k) for k in read) if len(t) == 1}
+    for word, why, _weight, _idf in terms_:
+        if why.startswith("phrase"):
+            if _norm(word) not in unread_set:
+                return False  # a phrase a person wrote or kept
+            continue
+        if word in read_words:
+            return False  # a one-word key a person wrote or kept
+        if not machine_made and any(part in why for part in ("title", "stem", "purpose")):
+            return False  # a person made this note an entry: its name words are theirs
+    return True
+
+
+def vouched_verdict(verdict: str, top, record, text_first: str | None) -> tuple[str, str | None]:
+    """(the verdict, AGREED / DEMOTED / None): `top` the keyword ranking's first Scored,
+    `record` its FileRecord (or None), `text_first` the id of the text leg's first file."""
+    if verdict != "hit" or top is None or record is None or not getattr(record, "unread", ()):
+        return verdict, None
+    if not rests_on_unread(top.terms, top.entry.keys, record.unread):
+        return verdict, None
+    if text_first == top.entry.id:
+        return verdict, AGREED
+    return "guess", DEMOTED
+
+
+def vouch(routed, text) -> tuple[str, str | None]:
+    """Memory's route step (`routed`, its Routed) judged with the read step's text hits: the
+    verdict and what this rule said (None when it did not apply)."""
+    if routed.verdict != "hit" or not routed.keyword:
+        return routed.verdict, None
+    ranking = getattr(routed.keyword, "ranking", None)
+    top = ranking[0] if ranking is not None else None
+    if top is None:
+        return routed.verdict, None
+    record = routed.snap.records.get(top.entry.base, {}).get(top.entry.path)
+    ids = text.ids() if hasattr(text, "ids") else [h.id for h in text]
+    return vouched_verdict(routed.verdict, top, record, ids[0] if ids else None)
