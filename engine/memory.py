@@ -39,7 +39,7 @@ from .rank.keywordhits import KeywordHits, choose_agent, keyword_ids
 from .rank.normalize import terms as normalise
 from .rank.question import cut_question
 from .rank.rrf import rrf, rrf_top
-from .rank.vouch import vouch
+from .rank.vouch import vouch, voting_keyword
 from .rank.steps import Reading, Reask, assemble, did_you_mean, text_ids
 from .rank.textpool import TextHits
 from .stages.purpose import PURPOSE_DEFAULT_ON
@@ -234,9 +234,8 @@ class Memory:
         review reads (engine/review/missreview.py): the same verdict, keyword ranking, suggestions
         and first `text_top` text hits, without the owner's fold, the page or the Answer.
 
-        texts: the text leg's answers kept across questions asked of one state (a review's),
-        by what each depends on (`_held_key`): a log's questions differ by a word or two
-        most bases hold none of, and 10,000 of the bench's had 1,180 distinct answers."""
+        texts: the text leg's answers kept across questions asked of one state (a review's), by
+        what each depends on (`_held_key`): 10,000 of the bench's had 1,180 distinct answers."""
         fixed, _ = cut_question(repaired(question))
         routed = self._routed(fixed, with_agent=False, classify=False)  # no Query: its options are fixed here
         terms = list(routed.terms)
@@ -295,7 +294,8 @@ class Memory:
         t0 = time.perf_counter()
         text = self._text_leg(list(routed.terms), query.question, routed.snap.openings, checked=routed.fresh)
         t1 = time.perf_counter()
-        results, stamp = self._reading_list(routed.snap, query, routed.keyword, text, routed.terms, fusion_options)
+        keyword = voting_keyword(routed)  # keys nobody has read get no second vote: engine/rank/vouch.py
+        results, stamp = self._reading_list(routed.snap, query, keyword, text, routed.terms, fusion_options)
         return Reading(
             text=text, results=tuple(results), stages={"fusion": stamp} if stamp is not None else {},
             text_ms=(t1 - t0) * 1000, fuse_ms=(time.perf_counter() - t1) * 1000,

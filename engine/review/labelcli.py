@@ -276,6 +276,12 @@ W06_ADVICE = ("a label kb label writes is a start: kb check's W06 asks for {ask}
               "types from inside the problem, written as questions, not as subjects (seed 000, \"Writing a label\")")
 
 
+# Said wherever kb label writes or would write keys: the mark, what it does, how a reviewed key loses it.
+MARK_ADVICE = ("the keys are written with a line under the label naming them unread (an html comment, "
+               "engine/notes/proposal.py): a HIT resting on them alone stands only when the text search "
+               "puts the same note first; delete the line, or a key from it, once you have read the keys")
+
+
 def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str], refused: list[str],
            *, wrote: bool, skipped: list[str] = ()) -> str:  # type: ignore[assignment]
 
@@ -291,7 +297,8 @@ def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str]
     if wrote:
         lines += _written_lines(proposals, written, refused, skipped)
     else:
-        lines += ["", "nothing written: kb label PATH --write [NOTE ...] writes them (--merge adds to a thin label)"]
+        lines += ["", "nothing written: kb label PATH --write [NOTE ...] writes them (--merge adds to a thin label)",
+                  MARK_ADVICE]
     return "\n".join(lines)
 
 
@@ -360,6 +367,8 @@ def _written_lines(proposals: list[NoteProposal], written: list[str], refused: l
     lines = ["", summary]
     lines += [f"  skipped: {printable(x)}" for x in skipped]
     lines += [f"  refused: {printable(x)}" for x in refused]
+    if written:
+        lines.append(MARK_ADVICE)
     short = _short(proposals, written)
     if short:
         lines.append(f"{len(short)} of the {len(written)} label(s) written hold fewer than {THIN_ASK} keys: "

@@ -1,0 +1,131 @@
+"""Keys kb label wrote and nobody has read (issue 26): the mark, and the HIT that needs agreement.
+
+A real index on disk, real `kb` processes: a note whose label a machine wrote carries the mark
+under its `Search for:` line (engine/notes/proposal.py); a HIT resting on those keys alone
+stands only where the text leg puts the same note first (engine/rank/vouch.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import DEMO, run_kb
+from engine.notes.note import parse_note
+from engine.notes.proposal import mark_line, marked_keys, unread_of
+from test_route_first_row import NOTES
+
+Q_ELSEWHERE = "how do I extract a tar.gz archive"  # keyword top tar.md, text leg's first atool.md
+Q_AGREED = "create a tar archive from files"  # both put tar.md first
+TAR_KEYS = ["tar", "tar archive", "extract a tar file"]
+
+
+def _fleet(tmp_path: Path, *, marked: list[str] | None) -> Path:
+    base = tmp_path / "pages"
+    base.mkdir(parents=True)
+    for name, text in NOTES.items():
+        if name == "tar.md" and marked is not None:
+            text = text.replace("Search for: tar, tar archive, extract a tar file\n",
+                                "Search for: tar, tar archive, extract a tar file\n" + mark_line(marked) + "\n")
+        (base / name).write_text(text, encoding="utf-8")
+    return base
+
+
+def _route(q: str, base: Path) -> dict:
+    out = run_kb("route", q, str(base), "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_mark_names_keys_and_anything_else_is_no_mark():
+    line = mark_line(["tar", "tar archive"])
+    assert marked_keys(line) == ("tar", "tar archive")
+    assert marked_keys("  " + line.upper() + "  ") == ("TAR", "TAR ARCHIVE")  # case and spacing aside
+    assert marked_keys("<!-- a comment of the author's -->") is None
+    assert marked_keys("kb label proposed, not yet reviewed: tar") is None  # prose, not the comment
+    # A key the mark names that the label no longer holds is nothing: a person deleted it.
+    assert unread_of(("tar", "Tar  Archive"), ("tar archive", "gone")) == ("Tar  Archive",)
+
+
+def test_the_mark_is_read_under_the_label_and_never_indexed_as_text(tmp_path):
+    text = NOTES["tar.md"].replace("extract a tar file\n", "extract a tar file\n" + mark_line(["tar archive"]) + "\n")
+    note = parse_note("tar.md", text)
+    assert note.keys == ("tar", "tar archive", "extract a tar file") and note.unread == ("tar archive",)
+    assert "kb label proposed" not in "".join(sec.text for sec in note.sections)
+    # Elsewhere than directly under the label it is an html comment of the author's, nothing more.
+    loose = NOTES["tar.md"] + "\n" + mark_line(["tar"]) + "\n"
+    assert parse_note("tar.md", loose).unread == ()
+    # The text index never finds the mark's words: "reviewed" is in no note's prose.
+    base = _fleet(tmp_path, marked=TAR_KEYS)
+    out = _route("not yet reviewed proposed", base)
+    assert all(r["path"] != "tar.md" for r in out["results"]), out["results"]
+
+
+def test_a_hit_on_unread_keys_alone_is_a_guess_when_the_text_leg_disagrees(tmp_path):
+    plain = _route(Q_ELSEWHERE, _fleet(tmp_path / "a", marked=None))
+    assert plain["verdict"] == "hit" and "unread_keys" not in plain["gate"]  # the seed's verdict
+    out = _route(Q_ELSEWHERE, _fleet(tmp_path / "b", marked=TAR_KEYS))
+    assert out["verdict"] == "guess" and out["keyword_top"] == "pages/tar.md"
+    assert out["gate"]["unread_keys"] == "demoted" and "nobody has read" in out["gate"]["why"]
+    assert out["results"][0]["path"] == "atool.md"  # the text leg's first, which disagreed
+    # The unread pick gets no second vote in the reading list: the text leg's order, alone.
+    assert [(r["path"], r["why"]) for r in out["results"]] == [
+        ("atool.md", "text #1"), ("unpack.md", "text #2"), ("tar.md", "text #3")]
+    assert [r["why"] for r in plain["results"]][:2] == ["keywords #2 + text #1", "keywords #1 + text #3"]
+    # The same scores: the rule changes the verdict and nothing of the arithmetic.
+    assert out["gate"]["floor"] == plain["gate"]["floor"]
+    text = run_kb("route", Q_ELSEWHERE, str(tmp_path / "b" / "pages")).stdout
+    assert "verdict:  guess" in text and "the text search put another note first" in text
+
+
+def test_a_hit_on_unread_keys_stands_where_the_text_leg_agrees(tmp_path):
+    out = _route(Q_AGREED, _fleet(tmp_path, marked=TAR_KEYS))
+    assert out["verdict"] == "hit" and out["gate"]["unread_keys"] == "agreed"
+    assert out["results"][0]["path"] == "tar.md"
+
+
+def test_one_read_key_in_the_score_leaves_the_seed_verdict(tmp_path):
+    # The person kept `tar` (deleted it from the mark): the score holds a key someone read.
+    out = _route(Q_ELSEWHERE, _fleet(tmp_path, marked=["tar archive", "extract a tar file"]))
+    assert out["verdict"] == "hit" and "unread_keys" not in out["gate"]
+
+
+def test_kb_label_write_marks_the_machine_keys_and_the_rule_reads_them(tmp_path):
+    base = tmp_path / "pages"
+    base.mkdir()
+    for name, text in NOTES.items():  # the same pages with no labels at all
+        lines = [ln for ln in text.splitlines(keepends=True) if not ln.startswith("Search for:")]
+        (base / name).write_text("".join(lines), encoding="utf-8")
+    # Before writing, kb label tells the reader what the mark is and how a reviewed key loses it.
+    plain = run_kb("label", str(base))
+    assert plain.returncode == 0 and "naming them unread" in plain.stdout and "delete the line" in plain.stdout
+    out = run_kb("label", str(base), "--write", "--json")
+    assert out.returncode == 0, out.stderr
+    written = json.loads(out.stdout)["written"]
+    assert written, out.stdout
+    for rel in written:
+        note = parse_note(rel, (tmp_path / rel).read_text(encoding="utf-8"))
+        assert note.keys and note.unread == note.keys, rel  # every machine key is named unread
+
+
+def test_the_seed_demo_carries_no_mark_so_the_rule_cannot_move_it():
+    marks = [p for p in DEMO.rglob("*.md") if "kb label proposed" in p.read_text(encoding="utf-8")]
+    assert marks == []
+
+
+@pytest.mark.parametrize("reviewed, expect_mark", [(True, False), (False, True)])
+def test_a_person_reviewed_write_has_no_mark(reviewed, expect_mark):
+    from collections import Counter
+
+    from engine.review.label import apply, propose
+    from engine.review.labelstats import FleetStats
+
+    data = b"# Wafers\n\nThin wafers crack when baked too long.\n\n## Baking thin wafers\n\nBake them briefly.\n"
+    p = propose("wafers.md", data, FleetStats(1, Counter(), Counter()))
+    assert p.keys, p
+    new = apply(data, p, merge=False, reviewed=reviewed)
+    assert (b"<!-- kb label proposed" in new) is expect_mark
+    note = parse_note("wafers.md", new.decode())
+    assert note.unread == (note.keys if expect_mark else ())
