@@ -8,6 +8,7 @@ text-only refusal.
 
 from __future__ import annotations
 
+from engine.answer import UNREAD_WHY
 from engine.rank.gate import explain
 from rich.segment import Segment
 from rich.text import Text
@@ -40,6 +41,7 @@ def gate_rows(answer, *, agents: int | None = None) -> list[tuple[str, Text]]:
     _margin_row(out, answer, top)
     _minimum_rows(out, terms["minimum"], n)
     _text_only_row(out, answer)
+    _unread_row(out, answer)
     row("verdict", (f" {answer.verdict.upper()} ", "bold reverse"), "  served" if g.served else "  not served")
     return out.rows
 
@@ -114,6 +116,13 @@ def _text_only_row(out: _Rows, answer) -> None:
         out.row("text-only", "no: the labels matched, so the verdict is theirs")
     else:
         out.row("text-only", "no: neither scorer found anything")
+
+
+def _unread_row(out: _Rows, answer) -> None:
+    """What engine/rank/vouch.py said, when the top note's score rests on keys nobody has read."""
+    u = answer.gate.unread
+    if u:
+        out.row("unread", (u, "bold"), f": {UNREAD_WHY[u]}")
 
 
 LABEL_WIDTH = 10

@@ -129,3 +129,15 @@ def test_a_person_reviewed_write_has_no_mark(reviewed, expect_mark):
     assert (b"<!-- kb label proposed" in new) is expect_mark
     note = parse_note("wafers.md", new.decode())
     assert note.unread == (note.keys if expect_mark else ())
+
+
+def test_the_gate_pane_says_why_the_hit_became_a_guess(tmp_path):
+    from engine.memory import Memory
+    from kbtui.gate_pane import gate_plain
+
+    a = Memory(_fleet(tmp_path, marked=TAR_KEYS)).ask(Q_ELSEWHERE, record_miss=False)
+    plain = gate_plain(a)
+    assert a.verdict == "guess" and "demoted: a guess, not a hit" in plain, plain
+    assert "delete the kb label line" in plain
+    b = Memory(_fleet(tmp_path / "plain", marked=None)).ask(Q_ELSEWHERE, record_miss=False)
+    assert b.verdict == "hit" and "unread" not in gate_plain(b)
