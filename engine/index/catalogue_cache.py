@@ -101,8 +101,8 @@ def cached(index: TextIndex) -> Opening | None:
             _last[index] = op
     if op is not None:
         # The file is in the state the cache was read from through a checked connection:
-        # a connection opened while it still is skips the checks (TextIndex._open_checked).
-        index.vouched = key
+        # a connection opened while it still is skips the checks (TextIndex.vouch).
+        index.vouch(key)
     return op
 
 
@@ -113,7 +113,7 @@ def opening(index: TextIndex) -> Opening:
     if found is not None:
         return found
     key = _key(index) if index.memory_why is None else None
-    fresh = replace(index._guard(read_opening, key), where=cache_path(index))
+    fresh = replace(index.read(read_opening, key), where=cache_path(index))
     if fresh.key is None or fresh.key != _key(index):  # too young, or it moved while it was read
         return replace(fresh, key=None)  # what is derived from it is not kept either
     _store(index, fresh)
@@ -142,7 +142,7 @@ def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
     """TextIndex.skipped from an opening."""
     out = list(op.said)
     if index.memory_why is not None:
-        out.insert(0, index._memory_line())
+        out.insert(0, index.memory_line())
     return out
 
 
@@ -302,7 +302,7 @@ class _Reread:
                 index = self._index()
                 fresh = None
                 if index is not None and _key(index) == self._key:
-                    fresh = replace(index._guard(read_opening, self._key), where=self._path)
+                    fresh = replace(index.read(read_opening, self._key), where=self._path)
                 if fresh is None or _key(index) != self._key:
                     raise KbError(f"{self._path}: damaged, and its index changed while it was read; ask again")
                 _store(index, fresh)
