@@ -5,18 +5,17 @@ from one call here, so no two surfaces can answer differently about one question
 surface reassembles the pipeline. Reaching past Memory into the modules is how an alias
 ends up reaching one scorer and not the other.
 
-Thread safety: each base's index gives every thread its own SQLite connection, and the
-keyword catalogue is an immutable snapshot swapped whole when the notes change, so a
-question being scored never sees half of an update.
+The indexes, their caches, their threads and the snapshot swapped whole when the notes
+change are the fleet's index (engine/index/fleetindex.py): Memory asks it to open, update and
+search, and sees no cache, no thread and no fork (tests/test_index_interface.py).
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -24,12 +23,12 @@ from dataclasses import dataclass, replace
 
 from .answer import AgentChoice, Answer, KeywordHit, Miss, Passage, Result
 from .clean import repaired
-from .index import catalogue_cache, fleet_plans, page
+from .index import page
+from .index.fleetindex import FleetIndex
 from .index.indexupdate import IndexReport
-from .index.resident_legs import ResidentLegs
-from .index.snapshot import Snapshot, brought_up, build_snapshot, file_sig, with_aliases
+from .index.snapshot import Snapshot
 from .index.textindex import TextIndex
-from .index.textleg import RANK_CANDIDATE_POOL, text_leg
+from .index.textleg import RANK_CANDIDATE_POOL
 from .notes.aliases import Alias, expand
 from .notes.fleet import FLEET_FILE, Fleet, discover
 from .query import DEFAULT_TOP, Query, QueryError
@@ -83,27 +82,12 @@ class Memory:
             paths = [paths]
         self.paths: tuple[str, ...] = tuple(os.fspath(p) for p in paths)  # as given: a second process opens them
         self.fleet: Fleet = discover(list(paths))
-        self.indexes: dict[str, TextIndex] = {b.name: TextIndex(b) for b in self.fleet.bases}
-        # A fleet of many bases reads its bases' openings from one file (engine/index/catalogue_cache.py).
-        self._fleet_openings = catalogue_cache.fleet_openings(os.fspath(self.fleet.root), self.indexes)
-        # ... and keeps its small bases' stale-check plans in one file (engine/index/fleet_plans.py).
-        self._fleet_plans = fleet_plans.for_fleet(
-            os.fspath(self.fleet.root), [os.fspath(i.base.root) for i in self.indexes.values()])
-        self._snapshot: Snapshot | None = None
-        self._swap = threading.Lock()
-        self._generation = 0
-        self._update_on_load = update
+        self.store = FleetIndex(self.fleet, update=update, resident=resident)  # open, update, search
+        self.indexes: dict[str, TextIndex] = self.store.indexes
         # False: no refusal is logged whatever a Query asks (`--no-record` on route, boot, serve, the room).
         self.record_misses = record_misses
-        self.last_reports: list[IndexReport] = []
-        self._pending_reindexed = 0
         self._roster: Roster | None = None
         self._classifier = None  # engine.stages.classifier.Classifier, made on the first question
-        # A process that stays up (the reading room, kb serve) answers the text leg from
-        # postings in memory (engine/index/resident.py), ranked exactly as FTS5 ranks; a one-shot
-        # asks FTS5, which costs nothing to open. Memory alone chooses which.
-        self._legs = ResidentLegs(resident, self._swap)  # engine/index/resident_legs.py
-        self._held = threading.local()  # one_state's snapshot, per thread
         self._held_words: dict[tuple[str, str, str], dict[str, bool]] = {}  # covered_verdict's memo
         # The coverage rule (engine/rank/covered.py): `coverage_rule` when given (a verb's option),
         # else fleet.txt's `coverage_rule = on`, else off; a typo in fleet.txt is refused here.
@@ -122,76 +106,31 @@ class Memory:
         return self.fleet.bases
 
     def snapshot(self) -> Snapshot:
-        held = getattr(self._held, "snap", None)
-        if held is not None:
-            return held
-        snap = self._snapshot
-        if snap is None:
-            with self._swap:
-                if self._snapshot is None:
-                    if self._update_on_load:
-                        self._refresh_locked(stale_only=True)
-                    else:
-                        self._snapshot = self._build_snapshot([])
-                    self._held.built = self._snapshot  # by this thread, for the question asking (_routed)
-                snap = self._snapshot
-        # kb-aliases.txt changes on its own, by hand: one stat per question notices it, so a
-        # line added or removed takes effect on the next question in a long-lived Memory too.
-        sig = file_sig(self.fleet.aliases_path)
-        if sig != snap.aliases_sig:
-            with self._swap:
-                snap = self._snapshot
-                if sig != snap.aliases_sig:
-                    snap = with_aliases(snap, self.fleet.aliases_path, sig, self._generation + 1)
-                    self._generation = snap.generation
-                    self._snapshot = snap
-        return snap
+        """What a question is scored against: built on the first, swapped whole on an update."""
+        return self.store.snapshot()
 
-    @contextmanager
-    def one_state(self) -> Iterator[Snapshot]:
+    def one_state(self) -> AbstractContextManager[Snapshot]:
         """Within the block, this thread's questions are all answered against one snapshot:
         no stat of kb-aliases.txt per question (`kb misses` asks thousands in one go, and a
         review is of the fleet as it stood when it began). Other threads are not affected."""
-        snap = self.snapshot()
-        outer = getattr(self._held, "snap", None)
-        self._held.snap = snap
-        try:
-            yield snap
-        finally:
-            self._held.snap = outer
+        return self.store.one_state()
 
     def refresh(self, *, force: bool = False) -> list[IndexReport]:
         """Bring every base's index up to date and swap in a new catalogue."""
-        with self._swap:
-            return self._refresh_locked(stale_only=False, force=force)
+        return self.store.refresh(force=force)
 
-    def _refresh_locked(self, *, stale_only: bool, force: bool = False) -> list[IndexReport]:
-        reports, checked = brought_up(self.indexes, stale_only=stale_only, force=force)
-        if self._fleet_plans is not None:
-            self._fleet_plans.keep()
-        self._legs.refresh()
-        real = [r for r in reports if r is not None]
-        self.last_reports = real
-        self._pending_reindexed = sum(r.touched for r in real)
-        self._snapshot = self._build_snapshot(real, checked)
-        return real
-
-    def _build_snapshot(self, reports: list[IndexReport], checked: dict | None = None) -> Snapshot:
-        # engine/index/snapshot.py: each base's opening, decoded as a question needs it.
-        generation = self._generation + 1
-        snap = build_snapshot(self.fleet, self.indexes, self._fleet_openings, generation, checked)
-        self._generation = generation
-        return snap
+    @property
+    def last_reports(self) -> list[IndexReport]:
+        return self.store.last_reports
 
     @property
     def index_rebuilt_for_version(self) -> bool:
         """Every rebuild this process made was of an index another version of kb wrote."""
-        rebuilt = [i for i in self.indexes.values() if i.was_rebuilt]
-        return bool(rebuilt) and all(i.rebuilt_for_version for i in rebuilt)
+        return self.store.rebuilt_for_version
 
     @property
     def index_was_rebuilt(self) -> bool:
-        return any(i.was_rebuilt for i in self.indexes.values())
+        return self.store.was_rebuilt
 
     # -- asking ----------------------------------------------------------------------
 
@@ -251,7 +190,7 @@ class Memory:
 
     def _held_key(self, terms: list[str], question: str, keep: int) -> tuple | None:
         """What the text leg's first `keep` hits depend on, when every base answers from memory."""
-        return self._legs.held_key(self.indexes, terms, question, keep)
+        return self.store.held_key(terms, question, keep)
 
     def _fusion_options(self, query: Query):
         """The purpose stage's checked options, or None when the stage is off."""
@@ -267,9 +206,7 @@ class Memory:
     def _routed(self, question: str, *, with_agent: bool, classify: bool) -> Routed:
         """Step one, the labels alone: the keyword ranking, the gate's verdict, the owner."""
         t0 = time.perf_counter()
-        self._held.built = None
-        snap = self.snapshot()
-        fresh = getattr(self._held, "built", None) is snap
+        snap, fresh = self.store.fresh_snapshot()  # fresh: built for this question
         words = normalise(question)
         segments = expand(words, list(snap.aliases))
         scored = snap.catalogue.score(segments)
@@ -339,7 +276,7 @@ class Memory:
     def _answer(self, query: Query, routed: Routed, reading: Reading) -> Answer:
         return assemble(  # engine/rank/steps.py
             query, routed, reading, agents=len(self.fleet.bases), index_was_rebuilt=self.index_was_rebuilt,
-            index_rebuilt_for_version=self.index_rebuilt_for_version, reindexed=self._pending_reindexed)
+            index_rebuilt_for_version=self.index_rebuilt_for_version, reindexed=self.store.pending_reindexed)
 
     def _miss(self, query: Query, answer: Answer) -> Answer:
         """Step three: a refusal asked for real is a recall loss, logged (see recall_loss)."""
@@ -443,7 +380,7 @@ class Memory:
         idx = self.indexes.get(top.base)
         if idx is None:
             return covered_verdict(top, q_terms, None, None, self._held_words)
-        search = self._legs.search(top.base, idx)  # the resident leg answers from its postings
+        search = self.store.search_of(top.base)  # the resident leg answers from its postings
         # The question's own snapshot: a second one would stat kb-aliases.txt again.
         rec = (snap or self.snapshot()).records.get(top.base, {}).get(top.path)
         return covered_verdict(top, q_terms, search, rec, self._held_words)
@@ -452,23 +389,21 @@ class Memory:
                   keep: int = RANK_CANDIDATE_POOL, checked: bool = False) -> TextHits:
         """The text leg's files, best first: the pool's first `keep` (engine/index/textleg.py).
         checked: the openings' keys were compared with the indexes just now (Routed.fresh)."""
-        return text_leg(self.indexes, self._legs.search, terms, question, openings, keep, checked,
-                        every_base=self._legs.wanted)
+        return self.store.text_leg(terms, question, openings, keep, checked)
 
     @property
     def _resident(self) -> dict:
         """base -> its resident leg, once built (engine/index/resident_legs.py)."""
-        return self._legs.legs
+        return self.store.legs.legs
 
     def hold_text_in_memory(self, timeout: float = 120.0) -> bool:
         """Answer the text leg from memory from now on, and wait until it can: for thousands of
         questions in one go (`kb misses`), the build paid once, each question cheaper than FTS5's."""
-        self._legs.wanted = True
-        return self.wait_resident(timeout)
+        return self.store.hold_text_in_memory(timeout)
 
     def wait_resident(self, timeout: float = 60.0) -> bool:
         """Every base's resident leg built now, waited for (the bench, the tests)."""
-        return self._legs.wait(self.indexes, timeout)
+        return self.store.wait_resident(timeout)
 
     # -- the notes, for surfaces that read them (the reader, kb remember, kb misses, kb serve)
 
@@ -482,14 +417,12 @@ class Memory:
         return [(name, row[0]) for name, idx in self.indexes.items() for row in idx.search(terms, limit)[0]]
 
     def stale(self) -> bool:  # any base's notes changed since its index was brought up to date
-        return any(idx.stale() for idx in self.indexes.values())
+        return self.store.stale()
 
     def index(self, *, force: bool = False) -> Iterator[tuple[IndexReport, str | None]]:
         """Each base's index brought up to date, one at a time (`kb index` prints them as they
         go): its report, and why nothing was saved when the index had to live in memory."""
-        for idx in self.indexes.values():
-            report = idx.update(force=force)
-            yield report, idx.memory_reason
+        yield from self.store.update_each(force=force)
 
     def passages_for(self, base: str, path: str, terms: list[str], limit: int = 3) -> list[Passage]:
         """A note's chunks that hold the most of the question's words, best first."""

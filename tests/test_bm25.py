@@ -48,3 +48,30 @@ def test_the_ceiling_is_above_every_row():
     theirs, _ = _scores(terms)
     hits = [sum(t in r.split() for r in ROWS) for t in terms]
     assert max(theirs) < bm25.ceiling(len(ROWS), hits)
+
+
+def _vocabulary() -> str:
+    """The vocabulary a small base's opening keeps, made as engine/index/opening_data.py makes it."""
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE VIRTUAL TABLE t USING fts5(body)")
+    con.executemany("INSERT INTO t(rowid, body) VALUES (?, ?)", list(enumerate(ROWS, 1)))
+    con.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+    return f"{len(ROWS)}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM v"))
+
+
+def test_the_vocabulary_ceiling_is_the_ceiling_of_its_row_counts():
+    """What text_ceiling reads from an opening's vocabulary: each stem's rows, then the bound."""
+    vocabulary = _vocabulary()
+    assert bm25.stem_rows(vocabulary, ["beta", "gamma", "zeta"]) == [2, 2]
+    assert bm25.vocabulary_ceiling(vocabulary, ["beta", "gamma"]) == bm25.ceiling(len(ROWS), [2, 2])
+    fts, _ = _scores(["beta", "gamma"])
+    assert max(fts) <= bm25.vocabulary_ceiling(vocabulary, ["beta", "gamma"])
+    assert bm25.vocabulary_ceiling(vocabulary, ["zeta"]) == 0.0  # the base holds none: not searched
+
+
+def test_a_vocabulary_that_cannot_tell_says_so():
+    """None (search the base) for a stem the tokenizer might cut, or a vocabulary kb did not write."""
+    assert bm25.vocabulary_ceiling(_vocabulary(), ["beta-gamma"]) is None
+    assert bm25.vocabulary_ceiling("5\nbeta two\n", ["beta"]) is None
+    assert bm25.vocabulary_ceiling("five\nbeta 2\n", ["beta"]) is None
+    assert bm25.vocabulary_ceiling("five\nbeta 2\n", ["zeta"]) == 0.0  # as before: no hit, no row count read

@@ -182,7 +182,7 @@ _BAD_STRUCTURE = "UPDATE chunks_data SET block = X'FFFFFFFFFFFFFFFFFFFFFFFF' WHE
 
 def test_damage_found_after_the_file_was_opened(tmp_path):
     """The FTS5 index pages go bad under an open connection: the read that meets them
-    replaces the file, re-indexes and answers (TextIndex._guard), in process."""
+    replaces the file, re-indexes and answers (TextIndex.read), in process."""
     fleet = _built(tmp_path)
     truth = Memory(copy_demo(tmp_path / "truth")).ask(DEPLOY_Q, record_miss=False)
     mem = Memory(fleet)
@@ -235,7 +235,7 @@ def test_the_index_folder_is_a_file_or_the_index_a_directory(tmp_path):
 
 def test_an_io_error_on_a_read_moves_the_base_into_memory(tmp_path):
     """A read that fails as the disk fails (not damage: deleting would not help) serves the
-    answer from an index built in memory, and says so (TextIndex._guard's own fallback)."""
+    answer from an index built in memory, and says so (TextIndex.read's own fallback)."""
     fleet = _built(tmp_path)
     mem = Memory(fleet)
     truth = mem.ask(DEPLOY_Q, record_miss=False)

@@ -1,6 +1,6 @@
 """The shape rules that keep the engine one pipeline, checked on the source itself.
 
-- Nothing outside Memory reaches into a base's index (`memory.indexes`): the reader, `kb
+- Nothing outside Memory and its FleetIndex reaches into a base's index (`memory.indexes`): the reader, `kb
   serve`, `kb remember`, `kb misses` ask Memory, so a second text leg can sit behind it.
 - An import inside a function is for a heavy library or an optional stage only (the rule,
   stated in docs/architecture.md); everything else is imported at the top, where a reader looks.
@@ -15,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RUNTIME = sorted(p for pkg in ("engine", "kbtui") for p in (REPO / pkg).rglob("*.py"))
-INDEX_OWNERS = {"engine/memory.py"}
+INDEX_OWNERS = {"engine/memory.py", "engine/index/fleetindex.py"}  # the contract, and the fleet's index it holds
 # Optional stages and the paths a plain question never takes: imported where they run, so a
 # one-shot `kb route` / `kb boot` does not pay for them (tests/test_engine_cli.py checks the
 # process). A module here is imported at the top of no module a plain route imports.

@@ -41,7 +41,6 @@ answer is the same, only slower.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 import time
@@ -74,8 +73,6 @@ from .textindex import TextIndex
 CACHE_NAME = "opening.cache"
 MAGIC = b"kb-opening-cache\n"
 FORMAT = 8  # 7: regions read when asked for, each blob checked by its own CRC; 8: signed, kb's own value layout (engine/index/sealedfile.py)
-# A word the tokenizer keeps as exactly one token of itself (unicode61: letters and digits).
-_PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
 
 
 def cache_path(index: TextIndex) -> str:
@@ -101,8 +98,8 @@ def cached(index: TextIndex) -> Opening | None:
             _last[index] = op
     if op is not None:
         # The file is in the state the cache was read from through a checked connection:
-        # a connection opened while it still is skips the checks (TextIndex._open_checked).
-        index.vouched = key
+        # a connection opened while it still is skips the checks (TextIndex.vouch).
+        index.vouch(key)
     return op
 
 
@@ -113,7 +110,7 @@ def opening(index: TextIndex) -> Opening:
     if found is not None:
         return found
     key = _key(index) if index.memory_why is None else None
-    fresh = replace(index._guard(read_opening, key), where=cache_path(index))
+    fresh = replace(index.read(read_opening, key), where=cache_path(index))
     if fresh.key is None or fresh.key != _key(index):  # too young, or it moved while it was read
         return replace(fresh, key=None)  # what is derived from it is not kept either
     _store(index, fresh)
@@ -142,7 +139,7 @@ def shown_skipped(index: TextIndex, op: Opening) -> list[str]:
     """TextIndex.skipped from an opening."""
     out = list(op.said)
     if index.memory_why is not None:
-        out.insert(0, index._memory_line())
+        out.insert(0, index.memory_line())
     return out
 
 
@@ -152,7 +149,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     reach for these terms, or None when that cannot be told without searching (a large
     base, an index that moved since its vocabulary was read, a stem the tokenizer might cut
     or fold). 0.0 when the base holds none of the stems: it answers nothing. From the
-    vocabulary's row counts (engine/rank/bm25.ceiling): over 2,000 small bases most
+    vocabulary's row counts (engine/rank/bm25.vocabulary_ceiling): over 2,000 small bases most
     that hold a common word cannot place a file among the pool's best, and are not opened.
     checked: the opening's key was compared with the index's state by this question's own
     stale check, a moment ago; else (a snapshot kept from an earlier question) the index is
@@ -161,20 +158,7 @@ def text_ceiling(index: TextIndex, op: Opening, terms: list[str], question: str 
     vocabulary = op.vocabulary
     if vocabulary is None or op.key is None or (not checked and op.key != _key(index)):
         return None
-    hits = []
-    try:
-        for s in _asked(question, tuple(terms)):
-            if _PLAIN_TOKEN.match(s) is None:
-                return None
-            at = vocabulary.find(f"\n{s} ")
-            if at >= 0:
-                start = at + len(s) + 2
-                hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
-        if not hits:
-            return 0.0
-        return bm25.ceiling(int(vocabulary[: vocabulary.index("\n")]), hits)
-    except ValueError:  # a vocabulary kb did not write (sealed right by hand): search the base
-        return None
+    return bm25.vocabulary_ceiling(vocabulary, _asked(question, tuple(terms)))
 
 
 @lru_cache(maxsize=64)
@@ -302,7 +286,7 @@ class _Reread:
                 index = self._index()
                 fresh = None
                 if index is not None and _key(index) == self._key:
-                    fresh = replace(index._guard(read_opening, self._key), where=self._path)
+                    fresh = replace(index.read(read_opening, self._key), where=self._path)
                 if fresh is None or _key(index) != self._key:
                     raise KbError(f"{self._path}: damaged, and its index changed while it was read; ask again")
                 _store(index, fresh)
@@ -436,10 +420,10 @@ class FleetCatalogue(OpeningCatalogue):
             def keys_of_base(start: int, n: int):
                 return lambda: (k for i in range(start, start + n) for k in entries[i].keys)
 
-            whole = fleet_spelling(self._fleet_root, self._parts, keys_of_base(0, self.n))
+            whole = fleet_spelling(self.fleet_root, self.parts, keys_of_base(0, self.n))
             speller = self._speller = Speller([whole] if whole is not None else [
                 base_spelling(op, keys_of_base(start, len(op.entries)))
-                for (_, op), start in zip(self._parts, entries._starts)
+                for (_, op), start in zip(self.parts, entries.starts)
             ])
         return speller
 

@@ -11,20 +11,15 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from types import SimpleNamespace
-from typing import Protocol
 
 try:
     import resource  # Unix: the descriptor limit the connection pool stays under
 except ImportError:
     resource = SimpleNamespace()  # type: ignore[assignment]
 
-
-
-class TextIndex(Protocol):
-    """What the pool reads of an index (engine/index/textindex.py's TextIndex): its idle
-    connections. Named here, not imported, so the pool and the index import one way."""
-
-    _idle: list[sqlite3.Connection]
+# An index (engine/index/textindex.py's TextIndex) is only a key here, never imported: the pool and
+# the index import one way.
+TextIndex = object
 
 
 READERS_PER_BASE = 4  # readers of one base at once; a further one waits its turn
@@ -49,13 +44,19 @@ def _max_idle() -> int:
 
 _POOL_LOCK = threading.Lock()  # one lock for every pool: eviction crosses bases
 _IDLE_ORDER: "OrderedDict[int, tuple[TextIndex, sqlite3.Connection]]" = OrderedDict()  # oldest first
+# Each index's idle connections, newest last; an index with none has no entry (held here, not on
+# the index, so eviction across bases touches no index's fields).
+_IDLE: "dict[TextIndex, list[sqlite3.Connection]]" = {}
 
 
 def take_idle(index: TextIndex) -> sqlite3.Connection | None:
     with _POOL_LOCK:
-        if not index._idle:
+        idle = _IDLE.get(index)
+        if not idle:
             return None
-        con = index._idle.pop()
+        con = idle.pop()
+        if not idle:
+            del _IDLE[index]
         _IDLE_ORDER.pop(id(con), None)
         return con
 
@@ -63,11 +64,14 @@ def take_idle(index: TextIndex) -> sqlite3.Connection | None:
 def give_back(index: TextIndex, con: sqlite3.Connection) -> None:
     evicted = []
     with _POOL_LOCK:
-        index._idle.append(con)
+        _IDLE.setdefault(index, []).append(con)
         _IDLE_ORDER[id(con)] = (index, con)
         while len(_IDLE_ORDER) > _max_idle():
             _, (owner, old) = _IDLE_ORDER.popitem(last=False)
-            owner._idle.remove(old)
+            idle = _IDLE[owner]
+            idle.remove(old)
+            if not idle:
+                del _IDLE[owner]
             evicted.append(old)
     for old in evicted:  # closed outside the lock: closing can wait on the disk
         old.close()
@@ -75,7 +79,7 @@ def give_back(index: TextIndex, con: sqlite3.Connection) -> None:
 
 def drop_idle(index: TextIndex) -> list[sqlite3.Connection]:
     with _POOL_LOCK:
-        out, index._idle = index._idle, []
+        out = _IDLE.pop(index, [])
         for con in out:
             _IDLE_ORDER.pop(id(con), None)
         return out
@@ -93,7 +97,6 @@ def forget_after_fork() -> None:
     which closes nothing."""
     global _POOL_LOCK
     _POOL_LOCK = threading.Lock()  # the parent's may have been held by a thread the child lacks
-    for owner, con in _IDLE_ORDER.values():
-        owner._idle.clear()
-        _INHERITED.append(con)
+    _INHERITED.extend(con for _, con in _IDLE_ORDER.values())
+    _IDLE.clear()
     _IDLE_ORDER.clear()

@@ -78,11 +78,11 @@ class _Entries(Sequence):
     """Every base's entries in id order, each decoded when first read."""
 
     def __init__(self, parts: list[tuple[str, Any]]):
-        self._parts = parts
-        self._starts = []
+        self.parts = parts
+        self.starts = []
         n = 0
         for _, op in parts:
-            self._starts.append(n)
+            self.starts.append(n)
             n += len(op.entries)
         self._n = n
         self._done: dict[int, Entry] = {}
@@ -99,9 +99,9 @@ class _Entries(Sequence):
         if e is None:
             if not 0 <= i < self._n:
                 raise IndexError(i)
-            b = bisect_right(self._starts, i) - 1
-            base, op = self._parts[b]
-            k = i - self._starts[b]
+            b = bisect_right(self.starts, i) - 1
+            base, op = self.parts[b]
+            k = i - self.starts[b]
             path, row = decoded(op, lambda op: op.entries[k], _is_entry)  # a blob, or as read from the index
             title, purpose, species, keys, one, phrases, title_w, stem_w, purpose_w = row
             e = self._done[i] = Entry(
@@ -118,7 +118,7 @@ class _Words:
     which is the length of its postings)."""
 
     def __init__(self, parts: list[tuple[str, Any]], starts: list[int]):
-        self._parts = [(op, start) for (_, op), start in zip(parts, starts)]
+        self.parts = [(op, start) for (_, op), start in zip(parts, starts)]
         self._done: dict[str, tuple[list, list]] = {}
 
     def word(self, w: str) -> tuple[list, list]:
@@ -126,7 +126,7 @@ class _Words:
         if got is None:
             postings: list = []
             phrases: list = []
-            for op, start in self._parts:
+            for op, start in self.parts:
                 got = decoded(op, lambda op: op.words.get(w), lambda v: _is_word(v, len(op.entries)))
                 if got is None:
                     continue
@@ -164,37 +164,27 @@ class OpeningCatalogue(Catalogue):
         # Entries order by id, "base/path": bases in the order of "name/" (a base whose name
         # extends another's sorts by its next character against "/"), then paths in order.
         parts = sorted(openings.items(), key=lambda kv: kv[0] + "/")
-        self.entries = _Entries(parts)  # type: ignore[assignment]
-        self.n = len(self.entries)
-        words = _Words(parts, self.entries._starts)
-        self.df = _Df(words)  # type: ignore[assignment]
-        self._idf = {}
-        self._postings = _Postings(words, 0)  # type: ignore[assignment]
-        self._phrases = _Postings(words, 1)  # type: ignore[assignment]
-        self._weights = {}
-        self._contributions = {}
-        self._phrase_pairs = {}
-        self._keys_written = None
-        self._parts = parts
-        self._fleet_root = fleet_root  # where a fleet of many bases keeps one spelling
+        entries = _Entries(parts)
+        words = _Words(parts, entries.starts)
+        self.hold_index(entries, _Df(words), _Postings(words, 0), _Postings(words, 1))  # type: ignore[arg-type]
+        self.parts = parts  # (base, its opening), in entry order
+        self.fleet_root = fleet_root  # where a fleet of many bases keeps one spelling
         self._base_columns: dict[int, tuple] = {}
         self._speller = None
         self._columns: dict[str, list] = {}
         self._unfilled: dict[str, int] = {}
         self._filling = threading.Lock()
-        self.group_names = []
-        self._group_of = {}
 
     def _value(self, name: str, i: int):
         """Entry i's id, base, species or group, from its base's columns: no entry decoded."""
-        b = bisect_right(self.entries._starts, i) - 1
-        base, op = self._parts[b]
+        b = bisect_right(self.entries.starts, i) - 1
+        base, op = self.parts[b]
         columns = self._base_columns.get(b)
         if columns is None:
             columns = self._base_columns[b] = decoded(
                 op, lambda op: op.columns, lambda v: _is_columns(v) and len(v[0]) == len(v[1]) == len(op.entries))
         paths, species = columns
-        k = i - self.entries._starts[b]
+        k = i - self.entries.starts[b]
         if name == "ids":
             return f"{base}/{paths[k]}"  # Entry.id
         if name == "bases":

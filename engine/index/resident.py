@@ -29,7 +29,7 @@ import threading
 from ..rank.stemming import stem_question, word_stems
 from .textsearch import ChunkText, Matches, TextMatch, from_rows
 from ..rank import bm25
-from .fts5search import PRUNE_DF_FRACTION, averages, one_snapshot, varint
+from .fts5search import PRUNE_DF_FRACTION, averages, varint
 from .indexschema import FILE_SHIFT
 from .resident_scores import (  # the leg's arithmetic, under the names the leg reads (and its tests)
     Layout as _Layout, best_per_file as _best_per_file, best_per_file_small as _best_per_file_small,
@@ -92,7 +92,7 @@ class ResidentText:
 
     def build(self) -> None:
         """Every posting, from FTS5's own index."""
-        self.index._guard(_in_one_snapshot, self._build)
+        self.index.in_snapshot(self._build)
 
     def _build(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -142,7 +142,7 @@ class ResidentText:
 
     def refresh(self) -> None:
         """Follow the store after an update: the chunks of changed notes, nothing else."""
-        self.index._guard(_in_one_snapshot, self._refresh)
+        self.index.in_snapshot(self._refresh)
 
     def _refresh(self, con: sqlite3.Connection) -> None:
         import numpy as np
@@ -293,14 +293,14 @@ class ResidentText:
             return self.index.search_stems(terms, limit)
         (rowids, paths, bm25s), sent = ranked
         keys = list(zip(rowids, paths))
-        texts = self.index._guard(_texts, keys)
+        texts = self.index.read(_texts, keys)
         return [(key[1], bm25, *texts.get(key, ("", "", 0))) for key, bm25 in zip(keys, bm25s)], sent
 
     def _chunk(self, key: tuple[int, str]) -> tuple[str, str, int]:
-        return self.index._guard(_texts, [key]).get(key, ("", "", 0))
+        return self.index.read(_texts, [key]).get(key, ("", "", 0))
 
     def _chunks(self, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str, int]]:
-        return self.index._guard(_texts, keys)
+        return self.index.read(_texts, keys)
 
     def _ranked(self, terms: list[str], limit: int):
         """((best chunks' rowids, paths, bm25s) in TextIndex.search's order, terms sent), or
@@ -391,14 +391,6 @@ def _any_between(slots: np.ndarray, lo: int, hi: int) -> bool:
     """Whether the ascending `slots` hold one in [lo, hi)."""
     k = int(slots.searchsorted(lo))
     return k < len(slots) and int(slots[k]) < hi
-
-
-def _in_one_snapshot(con: sqlite3.Connection, read) -> None:
-    """A build or a follow reads lengths, postings, files and totals in several SELECTs: a
-    `kb index` committing between them gave postings of chunks with no length (KeyError) or
-    of another note under a reused file id (a ranking unlike FTS5's). One state for all."""
-    with one_snapshot(con):
-        read(con)
 
 
 def _file_keys(con: sqlite3.Connection) -> dict[tuple[int, str, str], None]:

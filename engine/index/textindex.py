@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import fts5search, notestore
+from .fts5search import one_snapshot
 from ..errors import KbError
 from ..notes.fleet import Base
 from .indexpool import READERS_PER_BASE, drop_idle, give_back, take_idle
@@ -50,7 +51,7 @@ class TextIndex:
         # Bounded connections: a pool per base (see _checkout), not one per thread: `kb serve`
         # runs tools on up to 40 threads, and a connection per thread per base ran a 16-base
         # fleet out of file descriptors.
-        self._idle: list[sqlite3.Connection] = []  # guarded by _POOL_LOCK
+        # Its idle connections are the pool's to hold (engine/index/indexpool.py): eviction crosses bases.
         self._gate: threading.BoundedSemaphore | None = None  # _readers, made at the first read
         self._generation = 0  # moved on when the file is replaced: older connections are closed
         self._pinned: sqlite3.Connection | None = None  # conn()'s, for the bench and the tests
@@ -67,8 +68,18 @@ class TextIndex:
         # The key of a current opening cache, which ends with the file's state (file_state): a
         # cache is read from the index through a checked connection and keyed on the file's
         # state, the schema and the stemmer (engine/index/catalogue_cache.py); opened in that same
-        # state, the file needs no probes again.
-        self.vouched: tuple | None = None
+        # state, the file needs no probes again. Set only through vouch().
+        self._vouched: tuple | None = None
+
+    @property
+    def vouched(self) -> tuple | None:
+        """The opening-cache key this file was last vouched for in (None: probe at open)."""
+        return self._vouched
+
+    def vouch(self, key: tuple | None) -> None:
+        """An opening cache keyed `key` was read through a checked connection, and `key` ends with
+        the file's state then: a connection opened while the file is still in it skips the probes."""
+        self._vouched = key
 
     @property
     def path(self) -> Path:
@@ -179,7 +190,7 @@ class TextIndex:
                     other_version = version > 0 and ours
                     raise sqlite3.DatabaseError(f"schema version {version}, expected {SCHEMA_VERSION}")
                 create_schema(con)
-            elif self.vouched is None or self.vouched[-2:] != self.file_state():
+            elif self._vouched is None or self._vouched[-2:] != self.file_state():
                 # Exactly kb's schema and this machine's proof before any query of its tables: a
                 # clone's index.db (a view in place of a table, forged rows) is replaced, unread.
                 check_ours(con)
@@ -209,11 +220,11 @@ class TextIndex:
                 raise
             self.rebuilt_for_version = other_version
             con = self._replace_damaged(keep_sound=True)
-            if self.vouched is not None:
+            if self._vouched is not None:
                 # A current opening cache vouched for the old file, so no stale check compared
-                # the notes with it: the replacement is filled before it is read, as `_guard`
+                # the notes with it: the replacement is filled before it is read, as `read`
                 # fills one for damage a read finds (else every answer searched an empty index).
-                self.vouched = None
+                self._vouched = None
                 with self._write_lock:
                     bring_up_to_date(con, self.base.root, IndexReport(base=self.base.name), False)
             return con
@@ -309,8 +320,8 @@ class TextIndex:
         if con is not self._memory:
             give_back(self, con)
 
-    def _guard(self, fn, *args):
-        """Run a read; a file damaged under us is replaced and the read retried once."""
+    def read(self, fn, *args):
+        """fn(connection, *args): a read; a file damaged under us is replaced and the read retried once."""
         try:
             if self._memory is not None:
                 with self._write_lock:  # one connection in memory: reads take turns with writes
@@ -321,7 +332,7 @@ class TextIndex:
             if is_unwritable(e) and self._memory is None:
                 self._in_memory(str(e))
                 self.update()
-                return self._guard(fn, *args)
+                return self.read(fn, *args)
             if not is_damage(e):
                 if "locked" in str(e) or "busy" in str(e):
                     raise KbError(f"{self.path}: locked by another process ({e})") from e
@@ -333,24 +344,30 @@ class TextIndex:
             with self._checkout() as con:  # once: a file still damaged now is an error to show
                 return fn(con, *args)
 
+    def in_snapshot(self, fn) -> None:
+        """fn(connection) over one state of the file, however many SELECTs it makes: a `kb index`
+        committing between a resident leg's reads gave postings of chunks with no length."""
+        self.read(_in_one_snapshot, fn)
+
     # -- reading ---------------------------------------------------------------------
 
     def records(self) -> list[FileRecord]:
-        return self._guard(notestore.records)
+        return self.read(notestore.records)
 
     def skipped(self) -> list[str]:
         """The notes the last update could not read, as "path: why" lines."""
-        raw = self._guard(lambda c: meta_get(c, "skipped"))
+        raw = self.read(lambda c: meta_get(c, "skipped"))
         out = json.loads(raw) if raw else []
         if self.memory_why is not None:
-            out.insert(0, self._memory_line())
+            out.insert(0, self.memory_line())
         return out
 
-    def _memory_line(self) -> str:
+    def memory_line(self) -> str:
+        """The skipped line that says this run indexes in memory (call only when memory_why is set)."""
         return f".kb/index.db: cannot be written ({self.memory_why}); indexed in memory for this run"
 
     def chunk_count(self) -> int:
-        return self._guard(fts5search.chunk_total)
+        return self.read(fts5search.chunk_total)
 
     def search(
         self, terms: list[str], limit: int, question: str = ""
@@ -365,30 +382,30 @@ class TextIndex:
 
     def search_stems(self, stems: list[str], limit: int) -> tuple[list[tuple[str, float, str, str, int]], list[str]]:
         """As `search`, for terms already stemmed (the resident leg's fallback)."""
-        return self._guard(fts5search.search, stems, limit, self.prune_above)
+        return self.read(fts5search.search, stems, limit, self.prune_above)
 
     def sent_terms(self, terms: list[str], question: str = "") -> list[str]:
         """The stems `search` would send to FTS5 for these, after pruning (for the bench)."""
-        return self._guard(fts5search.terms_to_send, stem_question(question, terms), self.prune_above)
+        return self.read(fts5search.terms_to_send, stem_question(question, terms), self.prune_above)
 
     def chunks_of(self, path: str) -> list[tuple[str, str, int]]:
-        return self._guard(notestore.chunks_of, path)
+        return self.read(notestore.chunks_of, path)
 
     def passage_candidates(self, path: str, terms: list[str], cap: int) -> list[tuple[int, tuple[str, str, int]]]:
         """(ordinal, chunk) for the chunks of a note that can hold the question's words: all of a
         note of up to `cap` chunks; of a longer one (a 50 MB note makes 45,000), the `cap` that
         FTS5 matches best and the first few, so a passage never costs reading the whole note."""
-        return self._guard(fts5search.passage_candidates, path, stem_question("", terms), cap)
+        return self.read(fts5search.passage_candidates, path, stem_question("", terms), cap)
 
     def terms_held(self, path: str, terms: list[str]) -> set[str]:
         """Which of `terms` this note's indexed text holds (the coverage rule, engine/rank/covered.py)."""
-        return self._guard(fts5search.terms_held, path, terms)
+        return self.read(fts5search.terms_held, path, terms)
 
     # -- writing ---------------------------------------------------------------------
 
     def stale(self) -> bool:
         """Cheap check: has any note been added, removed, or touched since the last index?"""
-        return is_stale(self.base.root, self._guard)
+        return is_stale(self.base.root, self.read)
 
     def update(self, *, force: bool = False) -> IndexReport:
         """Bring the index up to date with the markdown. The markdown is only ever read."""
@@ -418,7 +435,7 @@ class TextIndex:
                 self._replaced(self._replace_damaged())
                 report = IndexReport(base=self.base.name)
         if self.memory_why is not None:
-            report.skipped.insert(0, self._memory_line())
+            report.skipped.insert(0, self.memory_line())
         report.rebuilt = self.was_rebuilt
         report.rebuilt_for_version = self.was_rebuilt and self.rebuilt_for_version
         report.seconds = time.perf_counter() - t0
@@ -431,3 +448,8 @@ def _stat_key(path: str) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _in_one_snapshot(con: sqlite3.Connection, fn) -> None:
+    with one_snapshot(con):
+        fn(con)

@@ -8,14 +8,15 @@ with D the row's length in tokens and avgdl the average, and idf floored at IDF_
 own C function orders a base's search (engine/index/fts5search.py); the resident leg
 (engine/index/resident.py) replays it over postings in memory and must give the same doubles, so
 each function below is written in the order of FTS5's operations (tests/test_resident_identity.py);
-the bound that lets a base go unsearched (the ceiling: engine/index/catalogue_cache.text_ceiling)
-reads the same idf. Each function is pure and takes floats or numpy arrays alike.
+the bound that lets a base go unsearched (`ceiling`, read from a small base's vocabulary by
+`vocabulary_ceiling`; engine/index/catalogue_cache.text_ceiling asks it) reads the same idf. Each function is pure and takes floats or numpy arrays alike.
 (Style after bm25s' scoring.py: one small named function for each part of the formula.)
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 K1 = 1.2  # bm25()'s k1: how fast a term's weight saturates with its count in a row
 B = 0.75  # bm25()'s b: how much a long row is discounted
@@ -51,3 +52,39 @@ def ceiling(n_rows: int, hits: list[int]) -> float:
     for n_hit in hits:
         total += idf(n_rows, n_hit) * (K1 + 1)
     return total * (1 + 1e-9) + 1e-12
+
+
+# A word the tokenizer keeps as exactly one token of itself (unicode61: letters and digits): the
+# only stems whose row count a vocabulary's line tells.
+_PLAIN_TOKEN = re.compile(r"[a-z0-9]+\Z")
+
+
+def stem_rows(vocabulary: str, stems) -> list[int] | None:
+    """The rows each of `stems` the vocabulary holds is in ("rows\n" then "token rows" a line,
+    engine/index/opening_data.py); None when a stem is not a plain token (the tokenizer might
+    cut or fold it) or a line is not of that shape."""
+    hits = []
+    try:
+        for s in stems:
+            if _PLAIN_TOKEN.match(s) is None:
+                return None
+            at = vocabulary.find(f"\n{s} ")
+            if at >= 0:
+                start = at + len(s) + 2
+                hits.append(int(vocabulary[start:vocabulary.index("\n", start)]))
+    except ValueError:  # a vocabulary kb did not write (a cache sealed right by hand)
+        return None
+    return hits
+
+
+def vocabulary_ceiling(vocabulary: str, stems) -> float | None:
+    """The best (negated) bm25() any row of the base whose vocabulary this is can score for
+    `stems`: 0.0 when it holds none of them, None when that cannot be told from the vocabulary."""
+    hits = stem_rows(vocabulary, stems)
+    if not hits:
+        return hits if hits is None else 0.0
+    try:
+        n_rows = int(vocabulary[: vocabulary.index("\n")])
+    except ValueError:
+        return None
+    return ceiling(n_rows, hits)

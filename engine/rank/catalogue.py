@@ -26,6 +26,8 @@ from .normalize import terms
 from dataclasses import dataclass
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from .suggest import Speller
 
 W_KEYWORD = 6.0  # a hand-written key: the strongest single-word signal
@@ -119,43 +121,49 @@ class Catalogue:
     """Every entry of the fleet, with an inverted index from word to the entries it scores in."""
 
     def __init__(self, entries: list[Entry]):
-        self.entries: tuple[Entry, ...] = tuple(sorted(entries, key=lambda e: e.id))
-        self.n = len(self.entries)
-        vocabularies = [e.vocabulary for e in self.entries]  # a union of four sets: made once
+        ordered: tuple[Entry, ...] = tuple(sorted(entries, key=lambda e: e.id))
+        vocabularies = [e.vocabulary for e in ordered]  # a union of four sets: made once
         df: dict[str, int] = defaultdict(int)
         for vocabulary in vocabularies:
             for w in vocabulary:
                 df[w] += 1
-        self.df = dict(df)
-        self._idf: dict[str, float] = {}
         # word -> [(entry index, is a one-word key, title+stem+purpose weight, _WHY mask)]
         postings: dict[str, list[tuple[int, bool, float, int]]] = defaultdict(list)
         # first word of a phrase -> [(entry index, phrase as written, phrase terms, " terms ")]
         phrase_index: dict[str, list[tuple[int, str, tuple[str, ...], str]]] = defaultdict(list)
-        for i, e in enumerate(self.entries):
+        for i, e in enumerate(ordered):
             for w in vocabularies[i]:
                 in_title, in_stem, in_purpose = w in e.title_words, w in e.stem_words, w in e.purpose_words
                 other = (W_TITLE if in_title else 0.0) + (W_STEM if in_stem else 0.0) + (W_PURPOSE if in_purpose else 0.0)
                 postings[w].append((i, w in e.one_word_keys, other, in_title | in_stem << 1 | in_purpose << 2))
             for written, t in e.phrases:
                 phrase_index[t[0]].append((i, written, t, " " + " ".join(t) + " "))
-        self._postings = dict(postings)
+        self.hold_index(ordered, dict(df), dict(postings), dict(phrase_index))
+        self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
+        self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
+        self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
+        self.groups: tuple[int, ...] = tuple(self.group_id(b, s) for b, s in zip(self.bases, self.species))
+
+    def hold_index(self, entries: Sequence[Entry], df: Mapping[str, int], postings: Mapping, phrases: Mapping) -> None:
+        """Score over these entries (ordered by id) and this inverted index: made above from the
+        entries, or decoded word by word from the opening caches (engine/index/opening_reader.py's
+        OpeningCatalogue, which passes mappings of its own). postings: word -> [(entry index, is
+        a one-word key, title+stem+purpose weight, _WHY mask)]; phrases: first word of a phrase
+        -> [(entry index, phrase as written, phrase terms, " terms ")]."""
+        self.entries, self.n, self.df = entries, len(entries), df
+        self._idf: dict[str, float] = {}
+        self._postings, self._phrases = postings, phrases
         # The same postings as the scorer reads them, made per word on first use:
         # word -> (entry indexes, weights), a one-word key's 6 plus the word's title, stem and
         # purpose weights there.
         self._weights: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._contributions: dict[str, dict[int, float]] = {}
         self._phrase_pairs: dict[str, dict] = {}
-        self._phrases = dict(phrase_index)
-        self.ids: tuple[str, ...] = tuple(e.id for e in self.entries)
-        self.bases: tuple[str, ...] = tuple(e.base for e in self.entries)
-        self.species: tuple[str, ...] = tuple(e.species for e in self.entries)
+        self._keys_written: tuple[str, ...] | None = None
         # Each entry's (base, species) as a small number, named in group_names: the fold reads
         # one per ranked entry, and numbers hash and count faster than pairs of strings.
         self.group_names: list[tuple[str, str]] = []
         self._group_of: dict[tuple[str, str], int] = {}
-        self.groups: tuple[int, ...] = tuple(self.group_id(b, s) for b, s in zip(self.bases, self.species))
-        self._keys_written: tuple[str, ...] | None = None
 
     def group_id(self, base: str, species: str) -> int:
         """The number standing for (base, species) in `groups`, made on first use."""
