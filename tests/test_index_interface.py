@@ -55,6 +55,23 @@ def test_nothing_outside_textindex_touches_its_private_names():
     assert not found, "TextIndex's private names reached from outside it:\n" + "\n".join(found)
 
 
+def test_nothing_outside_the_catalogue_touches_its_index():
+    """The keyword catalogue's inverted index is taken and given through Catalogue.hold_index and
+    index_by_word: OpeningCatalogue and the opening cache once assigned and read its private dicts."""
+    from engine.rank.catalogue import Catalogue
+
+    catalogue_py = ROOT / "engine" / "rank" / "catalogue.py"
+    tree = ast.parse(catalogue_py.read_text(encoding="utf-8"))
+    holder = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "hold_index")
+    names = {n.attr for n in ast.walk(holder) if isinstance(n, ast.Attribute) and n.attr.startswith("_")}
+    assert {"_postings", "_phrases", "_idf", "_weights"} <= names and hasattr(Catalogue, "index_by_word")
+    found = [f"{p.relative_to(ROOT)}:{n.lineno}: {ast.unparse(n)}"
+             for p in _product_files() if p != catalogue_py
+             for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             if isinstance(n, ast.Attribute) and n.attr in names]
+    assert not found, "Catalogue's private index reached from outside it:\n" + "\n".join(found)
+
+
 def test_the_pool_holds_the_idle_connections_not_the_index(tmp_path):
     """indexpool owns the idle list: a connection given back is found there, and an index has no
     field the pool writes to."""

@@ -21,7 +21,7 @@ from ..notes.nofollow import refuse_links
 # Bases from which a fleet keeps one file: below it a file per base costs a few opens (the
 # haystack's four bases keep theirs, as measured for the one-shot rows). Kept because measured:
 # a fresh hit over 2,000 small bases without the fleet files cost 0.654 s CPU, with them 0.550
-# (medians; the pairwise ratio +15%: farm-bench, 9 pairs, the 2,000-bases haystack, load ~8).
+# (medians; the pairwise ratio +15%: whole processes in turn, 9 pairs, the 2,000-bases haystack, load ~8).
 FLEET_FROM = 32
 
 

@@ -67,9 +67,7 @@ def read_opening(con, key) -> Opening:
     fields = tuple(f.name for f in record_fields(FileRecord))
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
-    words = {}
-    for w in local._postings.keys() | local._phrases.keys():
-        words[w] = (local._postings.get(w, []), local._phrases.get(w, []))
+    words = local.index_by_word()
     return Opening(
         key=key,
         known=known,

@@ -165,6 +165,11 @@ class Catalogue:
         self.group_names: list[tuple[str, str]] = []
         self._group_of: dict[tuple[str, str], int] = {}
 
+    def index_by_word(self) -> dict[str, tuple[list, list]]:
+        """word -> (its postings, the phrases it begins), every word's: what hold_index takes
+        back, kept per base in the opening cache (engine/index/opening_data.py)."""
+        return {w: (self._postings.get(w, []), self._phrases.get(w, [])) for w in self._postings.keys() | self._phrases.keys()}
+
     def group_id(self, base: str, species: str) -> int:
         """The number standing for (base, species) in `groups`, made on first use."""
         g = self._group_of.get((base, species))
