@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_kb
+from conftest import kb_here
 
 SET = (
     "how much protein per meal\tin-scope\tyaron/knowledge/protein-basics.md\n"
@@ -18,7 +18,7 @@ SET = (
 def _eval_json(demo, text: str):
     gold = demo / "questions.tsv"
     gold.write_text(text, encoding="utf-8")
-    return run_kb("eval", str(gold), str(demo), "--json")
+    return kb_here("eval", str(gold), str(demo), "--json")
 
 
 def test_matrix_counts_each_label_by_verdict(demo):
@@ -43,14 +43,14 @@ def test_matrix_counts_each_label_by_verdict(demo):
 def test_matrix_is_printed_for_a_labelled_set(demo):
     gold = demo / "questions.tsv"
     gold.write_text(SET, encoding="utf-8")
-    r = run_kb("eval", str(gold), str(demo), "--no-speed")
+    r = kb_here("eval", str(gold), str(demo), "--no-speed")
     assert r.returncode == 0, r.stderr
     assert "ABSTAIN" in r.stdout
     assert any(line.split()[:1] == ["noise"] and line.split()[1:4] == ["0", "0", "1"] for line in r.stdout.splitlines())
 
 
 def test_a_two_column_key_prints_no_matrix(demo):
-    r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--no-speed")
+    r = kb_here("eval", str(demo / "gold.tsv"), str(demo), "--no-speed")
     assert r.returncode == 0, r.stderr
     assert "ABSTAIN" not in r.stdout
 

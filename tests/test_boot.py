@@ -6,7 +6,7 @@ import json
 import os
 
 from _who import COVERED, GOLD_FIRST, UNCOVERED, configure, example_command
-from conftest import run_kb
+from conftest import kb_here, run_kb
 
 from engine.review.boot import session_file
 
@@ -24,17 +24,17 @@ def test_echo_a_question_into_kb_boot_text_prints_yarons_constitution(demo):
 
 
 def test_one_session_prints_the_constitution_once_until_the_agent_changes(demo):
-    first = run_kb("boot", str(demo), "--session", "s-1", "--text", stdin=COVERED)
-    again = run_kb("boot", str(demo), "--session", "s-1", "--text", stdin=COVERED)
+    first = kb_here("boot", str(demo), "--session", "s-1", "--text", stdin=COVERED)
+    again = kb_here("boot", str(demo), "--session", "s-1", "--text", stdin=COVERED)
     assert first.returncode == again.returncode == 0
     assert "## yaron/index.md" in first.stdout
     assert again.stdout == ""
     assert (demo / ".kb" / "sessions" / "s-1").read_text() == "yaron\n"
-    switched = run_kb("boot", str(demo), "--session", "s-1", "--text", stdin=GOLD_FIRST)
+    switched = kb_here("boot", str(demo), "--session", "s-1", "--text", stdin=GOLD_FIRST)
     assert "## zed/agent.txt" in switched.stdout and "yaron/agent.txt" not in switched.stdout
-    other = run_kb("boot", str(demo), "--session", "s-2", "--text", stdin=GOLD_FIRST)
+    other = kb_here("boot", str(demo), "--session", "s-2", "--text", stdin=GOLD_FIRST)
     assert "## zed/agent.txt" in other.stdout  # another session has its own memory
-    without = run_kb("boot", str(demo), "--text", stdin=COVERED)
+    without = kb_here("boot", str(demo), "--text", stdin=COVERED)
     assert "## yaron/index.md" in without.stdout  # no session: printed every time
 
 
@@ -52,7 +52,7 @@ def test_a_hook_envelope_gives_the_prompt_the_session_and_the_fleet(demo, tmp_pa
 
 
 def test_no_identity_on_nothing(demo):
-    p = run_kb("boot", str(demo), "--session", "s", "--text", stdin="me conta uma piada")
+    p = kb_here("boot", str(demo), "--session", "s", "--text", stdin="me conta uma piada")
     assert p.returncode == 0
     assert p.stdout.strip() == ("VESTA: no agent is handed over: nothing in this fleet's notes matched the message, "
                                 "so no agent can be said to own it.")
@@ -64,7 +64,7 @@ def test_no_identity_below_min_entries_to_route(tmp_path):
     (base / "knowledge").mkdir(parents=True)
     (base / "agent.txt").write_text("name = Solo\nrole = one note\nends = everything else\n")
     (base / "knowledge" / "protein.md").write_text("# Protein\n\n**Search for:** `protein`, `meal`\n\nEat it.\n")
-    p = run_kb("boot", str(base), "--text", stdin=COVERED)
+    p = kb_here("boot", str(base), "--text", stdin=COVERED)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ("VESTA: no agent is handed over: the fleet has 1 entry, below 2, and one note has "
                                 "no ruler.")
@@ -78,7 +78,7 @@ def test_no_identity_in_a_plain_folder_says_labels_are_missing(tmp_path):
     notes.mkdir()
     (notes / "protein.md").write_text("# Protein\n\nEat protein with every meal.\n")
     (notes / "sleep.md").write_text("# Sleep\n\nNo screens before bed.\n")
-    p = run_kb("boot", str(notes), "--text", stdin="how much protein per meal")
+    p = kb_here("boot", str(notes), "--text", stdin="how much protein per meal")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == ("VESTA: no agent is handed over: no note here has a Search for: line yet, so "
                                 "no agent can be said to own a message (kb label PATH proposes labels).")
@@ -86,10 +86,10 @@ def test_no_identity_in_a_plain_folder_says_labels_are_missing(tmp_path):
 
 def test_no_identity_when_the_classifier_says_uncovered(demo):
     configure(demo, example_command())
-    p = run_kb("boot", str(demo), "--text", stdin=UNCOVERED)
+    p = kb_here("boot", str(demo), "--text", stdin=UNCOVERED)
     assert p.stdout.startswith("VESTA: nothing in this fleet covers acao bolsa comprar")
     assert "agent.txt" not in p.stdout
-    covered = run_kb("boot", str(demo), "--text", stdin=COVERED)
+    covered = kb_here("boot", str(demo), "--text", stdin=COVERED)
     assert covered.stdout.startswith("VESTA: this message is for yaron (Yaron), chosen by the classifier")
 
 
@@ -99,7 +99,7 @@ def test_a_session_id_is_never_a_path(demo):
         f = session_file(root, hostile)
         assert f.parent == root / ".kb" / "sessions" and f.name not in ("..", ".")
     assert session_file(root, "a/b") != session_file(root, "a_b")  # flattened ids do not collide
-    p = run_kb("boot", str(demo), "--session", "../../escape", "--text", stdin=COVERED)
+    p = kb_here("boot", str(demo), "--session", "../../escape", "--text", stdin=COVERED)
     assert p.returncode == 0
     assert not (demo.parent / "escape").exists()
     assert len(os.listdir(demo / ".kb" / "sessions")) == 1

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_kb
+from conftest import kb_here, run_kb
 
 from engine import Memory
 from engine.review.check import Finding, check, summary
@@ -78,7 +78,7 @@ def test_the_cli_names_file_and_line_and_exits_non_zero_on_errors(tmp_path):
     assert lines[2].startswith("probe/knowledge/rules.md:7: E01 error: broken link `missing-note.md`")
     assert lines[3].startswith("probe/knowledge/thin.md:3: W06 warning: thin keyword line: 5 terms")
     assert lines[-1] == f"kb check: 1 base under {base}: 2 errors, 2 warnings"
-    j = json.loads(run_kb("check", str(base), "--json").stdout)
+    j = json.loads(kb_here("check", str(base), "--json").stdout)
     assert (j["errors"], j["warnings"]) == (2, 2)
     assert j["findings"][2] == {
         "code": "E01", "severity": "error", "base": "probe", "path": "knowledge/rules.md", "line": 7,
@@ -92,16 +92,16 @@ def test_warnings_alone_pass_and_fail_only_under_strict(tmp_path):
     files["knowledge/rules.md"] = files["knowledge/rules.md"].replace(" and [the missing one](missing-note.md)", "")
     base = _write(tmp_path / "probe", files)
     assert {f.code for f in check(base)} == {"W06", "W07"}
-    assert run_kb("check", str(base)).returncode == 0
-    assert run_kb("check", str(base), "--strict").returncode == 1
+    assert kb_here("check", str(base)).returncode == 0
+    assert kb_here("check", str(base), "--strict").returncode == 1
     (base / "knowledge/thin.md").unlink()
     (base / "knowledge/rules.md").write_text(f"# Rules\n\n**Search for:** `proibido contestar`, {KEYS_30}\n")
-    r = run_kb("check", str(base), "--strict")
+    r = kb_here("check", str(base), "--strict")
     assert r.returncode == 0 and r.stdout.strip().endswith(": clean")
 
 
 def test_the_demo_has_no_errors_and_no_thin_line(demo):
-    r = run_kb("check", str(demo))
+    r = kb_here("check", str(demo))
     assert r.returncode == 0, r.stdout + r.stderr
     assert " E0" not in r.stdout and "W06" not in r.stdout
     findings = check(demo)
@@ -208,8 +208,8 @@ def test_alias_lines_not_in_force_or_reaching_nothing(demo):
     )
     got = [(f.code, f.base, f.path, f.line) for f in check(demo) if f.path == "kb-aliases.txt"]
     assert got == [("E06", "", "kb-aliases.txt", 3), ("E06", "", "kb-aliases.txt", 4), ("W04", "", "kb-aliases.txt", 5)]
-    assert run_kb("check", str(demo)).returncode == 1
-    assert "kb-aliases.txt:3: E06 error: not `alias = canonical`" in run_kb("check", str(demo)).stdout
+    assert kb_here("check", str(demo)).returncode == 1
+    assert "kb-aliases.txt:3: E06 error: not `alias = canonical`" in kb_here("check", str(demo)).stdout
 
 
 def test_check_takes_a_memory_a_fleet_or_paths_and_writes_nothing(demo):

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from _who import COVERED
-from conftest import copy_demo, run_kb
+from conftest import copy_demo, kb_here, run_kb
 
 from engine import Memory
 from engine.notes.userstate import state_dir
@@ -36,26 +36,26 @@ def _cloned(tmp_path: Path, name: str = "clone") -> tuple[Path, Path, str]:
 
 def test_a_cloned_fleets_classifier_does_not_run_until_allowed(tmp_path):
     fleet, marker, _command = _cloned(tmp_path)
-    r = run_kb("route", COVERED, str(fleet))
+    r = kb_here("route", COVERED, str(fleet))
     assert r.returncode == 0, r.stderr
     assert not marker.exists(), "kb route ran the repository's command"
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("agent:"))
     assert "fleet.txt: classifier = " in line and "has not been allowed" in line and f"kb allow {fleet}" in line, line
 
-    allowed = run_kb("allow", str(fleet))
+    allowed = kb_here("allow", str(fleet))
     assert allowed.returncode == 0 and "allowed: classifier = " in allowed.stdout, allowed.stderr
     assert (state_dir() / "allowed-classifiers.txt").is_file()
-    r = run_kb("route", COVERED, str(fleet), "--json")
+    r = kb_here("route", COVERED, str(fleet), "--json")
     assert marker.exists(), r.stdout
     assert json.loads(r.stdout)["agent"]["chosen_by"] == "classifier"
 
 
 def test_a_changed_line_asks_again(tmp_path):
     fleet, marker, command = _cloned(tmp_path)
-    assert run_kb("allow", str(fleet)).returncode == 0
+    assert kb_here("allow", str(fleet)).returncode == 0
     manifest = fleet / "fleet.txt"
     manifest.write_text(manifest.read_text().replace(command, command + " --now-evil"))
-    r = run_kb("route", COVERED, str(fleet))
+    r = kb_here("route", COVERED, str(fleet))
     assert not marker.exists() and "has not been allowed" in r.stdout, r.stdout
 
 
@@ -63,9 +63,9 @@ def test_an_allow_is_for_one_folder(tmp_path):
     first, _m1, _c1 = _cloned(tmp_path, "first")
     second = copy_demo(tmp_path / "second")
     shutil.copy(first / "fleet.txt", second / "fleet.txt")  # the same line, another folder
-    assert run_kb("allow", str(first)).returncode == 0
+    assert kb_here("allow", str(first)).returncode == 0
     marker = tmp_path / "first-RAN"
-    r = run_kb("route", COVERED, str(second))
+    r = kb_here("route", COVERED, str(second))
     assert not marker.exists() and "has not been allowed" in r.stdout, r.stdout
 
 
@@ -90,6 +90,6 @@ def test_serve_and_the_room_obey_it_too(tmp_path):
 
 
 def test_kb_allow_on_a_fleet_with_no_classifier_is_one_line(demo):
-    r = run_kb("allow", str(demo))
+    r = kb_here("allow", str(demo))
     assert r.returncode == 2 and r.stderr.startswith("kb: ") and "names no classifier" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_kb
+from conftest import kb_here
 
 from engine.rank.covered import COVERAGE_FLOOR, coverage
 
 
 def _route(demo, question, *opts):
-    r = run_kb("route", question, str(demo), "--json", "--coverage-rule", *opts)
+    r = kb_here("route", question, str(demo), "--json", "--coverage-rule", *opts)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -47,7 +47,7 @@ def test_coverage_counts_label_words_then_asks_the_text_for_the_rest():
 
 
 def _plain(demo, question, *opts):
-    r = run_kb("route", question, str(demo), "--json", *opts)
+    r = kb_here("route", question, str(demo), "--json", *opts)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -55,10 +55,10 @@ def _plain(demo, question, *opts):
 def test_the_rule_is_off_by_default_and_named_in_help(demo):
     # The seed's gate: the bait that shares `deploy` with a key is a hit, as the seed's is.
     assert _plain(demo, "how do I deploy a sailboat anchor")["verdict"] == "hit"
-    boot = run_kb("boot", str(demo), "--text", stdin="how do I deploy a sailboat anchor")
+    boot = kb_here("boot", str(demo), "--text", stdin="how do I deploy a sailboat anchor")
     assert "(verdict hit)" in boot.stdout.splitlines()[0]
     for verb in ("route", "eval", "boot", "serve"):
-        h = run_kb(verb, "--help")
+        h = kb_here(verb, "--help")
         said = " ".join(h.stdout.split())  # argparse wraps the help at the terminal width
         assert h.returncode == 0 and "--coverage-rule" in said and "coverage_rule = on" in said, verb
 
@@ -67,9 +67,9 @@ def test_fleet_txt_turns_it_on_for_every_surface_and_refuses_a_typo(demo):
     fleet = demo / "fleet.txt"
     fleet.write_text(fleet.read_text(encoding="utf-8") + "coverage_rule = on\n", encoding="utf-8")
     assert _plain(demo, "how do I deploy a sailboat anchor")["verdict"] == "guess"
-    boot = run_kb("boot", str(demo), "--text", stdin="how do I deploy a sailboat anchor")
+    boot = kb_here("boot", str(demo), "--text", stdin="how do I deploy a sailboat anchor")
     assert boot.returncode == 0 and "(verdict guess)" in boot.stdout.splitlines()[0]
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("= on", "= maybe"), encoding="utf-8")
-    r = run_kb("route", "x", str(demo))
+    r = kb_here("route", "x", str(demo))
     assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1
     assert "fleet.txt: coverage_rule = 'maybe': write on or off" in r.stderr

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from conftest import REPO, run_kb
+from conftest import REPO, kb_here, run_kb
 
 from engine.notes.notefiles import RACY_NS
 
 
 def test_eval_on_the_demo_prints_the_seed_blocks(demo):
-    r = run_kb("eval", str(demo / "gold.tsv"), str(demo), "--asks", "100")
+    r = kb_here("eval", str(demo / "gold.tsv"), str(demo), "--asks", "100")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "gold:     13 questions, 10 answerable" in out
@@ -35,7 +35,7 @@ def test_eval_on_the_demo_prints_the_seed_blocks(demo):
 
 
 def test_route_prints_the_keyword_ranking(demo):
-    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo))
+    r = kb_here("route", "quem decide se um deploy pode ir pra producao", str(demo))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "question: quem decide se um deploy pode ir pra producao"
@@ -47,14 +47,14 @@ def test_route_prints_the_keyword_ranking(demo):
 
 
 def test_route_hybrid_names_agent_and_provenance(demo):
-    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo), "--hybrid")
+    r = kb_here("route", "quem decide se um deploy pode ir pra producao", str(demo), "--hybrid")
     assert r.returncode == 0, r.stderr
     first = next(line for line in r.stdout.splitlines() if line.startswith("  0."))
     assert "zed" in first and "knowledge/deploy-checklist.md" in first and "keywords #1 + text #" in first
 
 
 def test_route_json_carries_the_gate(demo):
-    r = run_kb("route", "quem decide se um deploy pode ir pra producao", str(demo), "--json")
+    r = kb_here("route", "quem decide se um deploy pode ir pra producao", str(demo), "--json")
     assert r.returncode == 0, r.stderr
     assert len(r.stdout.strip().splitlines()) == 1
     a = json.loads(r.stdout)
@@ -75,7 +75,7 @@ def test_route_json_carries_the_gate(demo):
 
 
 def test_a_question_nobody_covers_is_nothing_with_no_results(demo):
-    r = run_kb("route", "quanto custa um satelite geoestacionario", str(demo), "--json")
+    r = kb_here("route", "quanto custa um satelite geoestacionario", str(demo), "--json")
     a = json.loads(r.stdout)
     assert a["verdict"] == "nothing" and a["gate"]["served"] is False
     assert a["results"] == [] and a["agent"]["name"] is None and a["agent"]["margin"] is None
@@ -83,26 +83,26 @@ def test_a_question_nobody_covers_is_nothing_with_no_results(demo):
 
 
 def test_index_reports_what_it_did(demo):
-    r = run_kb("index", str(demo))
+    r = kb_here("index", str(demo))
     assert r.returncode == 0, r.stderr
     assert "zed: 4 files, 4 entries" in r.stdout and "4 added" in r.stdout
-    again = run_kb("index", str(demo))
+    again = kb_here("index", str(demo))
     assert "4 unchanged, 0 added, 0 changed, 0 removed" in again.stdout
     (demo / "zed" / "knowledge" / "loose-notes.md").write_text("# Loose notes\n\nNo label here.\n")
     (demo / "steve" / "knowledge" / "posting-cadence.md").unlink()
-    third = run_kb("index", str(demo))
+    third = kb_here("index", str(demo))
     assert "1 added" in third.stdout and "1 removed" in third.stdout
     assert "reached by full text only, never a HIT until labelled" in third.stdout and "zed/knowledge/loose-notes.md" not in third.stdout
     assert "knowledge/loose-notes.md" in third.stdout
 
 
 def test_a_stale_index_is_brought_up_to_date_and_the_answer_says_so(demo):
-    run_kb("index", str(demo))
+    kb_here("index", str(demo))
     note = demo / "yaron" / "knowledge" / "protein-basics.md"
     note.write_text(note.read_text().replace("`whey`,", "`whey`, `quinoa`,"))
-    a = json.loads(run_kb("route", "quinoa", str(demo), "--json").stdout)
+    a = json.loads(kb_here("route", "quinoa", str(demo), "--json").stdout)
     assert a["keyword_top"] == "yaron/knowledge/protein-basics.md"
-    plain = run_kb("route", "quinoa", str(demo)).stdout
+    plain = kb_here("route", "quinoa", str(demo)).stdout
     assert "re-indexed" not in plain  # already up to date on this second run
 
 
@@ -183,7 +183,7 @@ def test_a_plain_route_does_not_import_the_optional_stages(demo, verb):
 @pytest.mark.parametrize("verb", ["route", "boot"])
 def test_a_route_over_an_index_up_to_date_does_not_import_the_writer(demo, verb):
     time.sleep(RACY_NS / 1e9 + 0.2)  # no note young: none is re-read to be sure of it
-    assert run_kb("index", str(demo)).returncode == 0
+    assert kb_here("index", str(demo)).returncode == 0
     r, imported = _run_recording_imports(demo, verb)
     if verb == "route":
         assert json.loads(r.stdout)["verdict"] == "hit"
@@ -197,7 +197,7 @@ def test_a_route_that_writes_nothing_imports_no_tempfile(demo):
     Checked without site (`-S`): this machine's site imports tempfile for every interpreter.
     (shutil itself comes with argparse, whose help formatter asks it the terminal's width.)"""
     time.sleep(RACY_NS / 1e9 + 0.2)
-    assert run_kb("index", str(demo)).returncode == 0
+    assert kb_here("index", str(demo)).returncode == 0
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(site.getsitepackages()))  # Stemmer, without .pth files
     args = [sys.executable, "-S", "-c", _IMPORTED_BY_A_RUN, "route", "how much protein per meal", str(demo), "--json"]
     for _ in range(2):  # the first may keep what it derived (the opening cache); the second writes nothing
@@ -236,9 +236,9 @@ def test_a_nothing_in_text_shows_the_text_legs_rows_that_json_lists(demo):
     # question) comes first; the text scorer's rows, which --json and the room's reading list
     # carry, follow under a line saying no label vouches for them.
     question = "how do I roll back"
-    a = json.loads(run_kb("route", question, str(demo), "--json").stdout)
+    a = json.loads(kb_here("route", question, str(demo), "--json").stdout)
     assert a["verdict"] == "nothing" and a["results"]  # the premise: the text leg found passages
-    lines = run_kb("route", question, str(demo)).stdout.splitlines()
+    lines = kb_here("route", question, str(demo)).stdout.splitlines()
     assert "  nothing matched. Either the base does not cover it, or the" in lines
     assert "    backup do banco, database backup, parar o scroll, stop the scroll" in lines
     lead = lines.index("  the text scorer alone found these; no label vouches for them:")

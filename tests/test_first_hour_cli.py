@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_kb
+from conftest import REPO, kb_here, run_kb
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 UNANSWERED = "what is the airspeed of an unladen swallow"
@@ -103,18 +103,18 @@ def test_route_in_the_notes_folder_needs_no_path(demo):
 def test_a_plain_folder_gets_no_file_beside_its_notes(tmp_path):
     root = _plain(tmp_path / "notes")
     before = _outside_kb(root)
-    r = run_kb("route", UNANSWERED, str(root), "--json")
+    r = kb_here("route", UNANSWERED, str(root), "--json")
     assert r.returncode == 0, r.stderr
     miss = json.loads(r.stdout)["miss"]
     assert miss["recorded"] and miss["path"] == str(root / ".kb" / "kb-misses.txt")
     assert _outside_kb(root) == before
     assert stat.S_IMODE(os.stat(root / ".kb" / "kb-misses.txt").st_mode) == 0o600
-    listed = run_kb("misses", str(root), "--json")
+    listed = kb_here("misses", str(root), "--json")
     assert UNANSWERED in listed.stdout
 
 
 def test_a_fleet_keeps_its_log_beside_fleet_txt_and_its_lock_inside_kb(demo):
-    r = run_kb("route", UNANSWERED, str(demo), "--json")
+    r = kb_here("route", UNANSWERED, str(demo), "--json")
     assert json.loads(r.stdout)["miss"]["path"] == str(demo / "kb-misses.txt")  # seed 000: beside the manifest
     assert (demo / "kb-misses.txt").is_file()
     assert not (demo / ".kb-misses.txt.lock").exists()
@@ -124,10 +124,10 @@ def test_a_fleet_keeps_its_log_beside_fleet_txt_and_its_lock_inside_kb(demo):
 def test_an_old_log_beside_a_plain_folders_notes_is_still_read(tmp_path):
     root = _plain(tmp_path / "notes")
     (root / "kb-misses.txt").write_text("7\t2026-01-01\t2026-01-02\thow do I sharpen a spade\n    looked like: spades\n")
-    r = run_kb("misses", str(root), "--json")
+    r = kb_here("misses", str(root), "--json")
     assert r.returncode == 0, r.stderr
     assert "how do I sharpen a spade" in r.stdout
-    run_kb("route", UNANSWERED, str(root))  # recorded where the person's log already is: one log, not two
+    kb_here("route", UNANSWERED, str(root))  # recorded where the person's log already is: one log, not two
     assert UNANSWERED in (root / "kb-misses.txt").read_text()
     assert not (root / ".kb" / "kb-misses.txt").exists()
 
@@ -143,10 +143,10 @@ def test_no_record_writes_no_log(tmp_path, verb):
 
 def test_no_record_is_on_serve_and_the_room_and_the_variable_is_named():
     for verb in ("route", "boot", "serve"):
-        h = run_kb(verb, "--help").stdout
+        h = kb_here(verb, "--help").stdout
         assert "--no-record" in h, verb
-    assert "KB_MISSES_PATH" in run_kb("--help").stdout
-    assert "KB_MISSES_PATH" in run_kb("route", "--help").stdout
+    assert "KB_MISSES_PATH" in kb_here("--help").stdout
+    assert "KB_MISSES_PATH" in kb_here("route", "--help").stdout
     from kbtui.app import parse_args
 
     assert parse_args(["x", "--no-record"]).no_record is True
@@ -174,15 +174,15 @@ def test_top_past_what_the_candidates_hold_is_said_in_help_on_stderr_and_in_json
     # No limit below the pool (the text leg's 50 and every label matched); past it, said.
     from engine.memory import RANK_CANDIDATE_POOL as POOL
 
-    assert f"the text leg's {POOL} best" in " ".join(run_kb("route", "--help").stdout.split())
-    r = run_kb("route", "how much protein per meal", str(demo), "--top", "80", "--json")
+    assert f"the text leg's {POOL} best" in " ".join(kb_here("route", "--help").stdout.split())
+    r = kb_here("route", "how much protein per meal", str(demo), "--top", "80", "--json")
     rows = len(json.loads(r.stdout)["results"])
     assert 0 < rows < 80 and json.loads(r.stdout)["top_limit"] == {"asked": 80, "rows": rows}
-    plain = run_kb("route", "how much protein per meal", str(demo), "--top", "80")
+    plain = kb_here("route", "how much protein per meal", str(demo), "--top", "80")
     assert "protein-basics.md" in plain.stdout  # the answer itself, the note beside it
     assert plain.stderr.strip() == (f"kb route: --top 80: {rows} rows in the reading list, all this question's "
                                     f"candidates hold (the text leg's {POOL} best and every label matched)")
-    quiet = run_kb("route", "how much protein per meal", str(demo), "--json")  # the default asks nothing past it
+    quiet = kb_here("route", "how much protein per meal", str(demo), "--json")  # the default asks nothing past it
     assert quiet.stderr == "" and "top_limit" not in json.loads(quiet.stdout)
 
 
@@ -192,7 +192,7 @@ def test_top_has_no_limit_below_the_candidates(tmp_path):
     root.mkdir()
     for i in range(60):
         (root / f"n{i}.md").write_text(f"# Spade {i}\nSearch for: spade, garden spade {i}\n\nA spade for digging.\n")
-    j = json.loads(run_kb("route", "spade", str(root), "--top", "100", "--json").stdout)
+    j = json.loads(kb_here("route", "spade", str(root), "--top", "100", "--json").stdout)
     assert len(j["results"]) == 60 and j["top_limit"] == {"asked": 100, "rows": 60}
 
 
@@ -226,7 +226,7 @@ def test_mcp_says_the_top_limit_and_does_not_stop_at_50(tmp_path):
 
 def test_a_plain_folder_with_nothing_broken_passes_check(tmp_path):
     root = _plain(tmp_path / "notes")
-    r = run_kb("check", str(root))
+    r = kb_here("check", str(root))
     assert r.returncode == 0, r.stdout
     assert "W01" not in r.stdout and " error:" not in r.stdout
     assert "3 of 3 notes have no Search for: line" in r.stdout  # still said, as the next step
@@ -237,12 +237,12 @@ def test_thin_lines_fold_into_one_line_per_base(tmp_path):
     root.mkdir()
     for i in range(40):
         (root / f"n{i}.md").write_text(f"# Note {i}\nSearch for: spade {i}, rake {i}\n\nText.\n")
-    r = run_kb("check", str(root))
+    r = kb_here("check", str(root))
     lines = r.stdout.splitlines()
     assert r.returncode == 0, r.stdout
     assert sum("W06" in line for line in lines) == 1, r.stdout
     assert "40 notes have a thin keyword line" in r.stdout and "kb check --all" in r.stdout
-    every = run_kb("check", str(root), "--all").stdout.splitlines()
+    every = kb_here("check", str(root), "--all").stdout.splitlines()
     assert sum("W06" in line for line in every) == 40
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from pathlib import Path
 
-from conftest import run_kb
+from conftest import kb_here
 
 
 def plain(root: Path, n: int = 14) -> Path:
@@ -21,19 +21,19 @@ def plain(root: Path, n: int = 14) -> Path:
 
 def test_route_shows_the_text_list_by_default_under_a_line_naming_kb_label(tmp_path):
     root = plain(tmp_path / "notes")
-    r = run_kb("route", "spades and rakes", str(root))
+    r = kb_here("route", "spades and rakes", str(root))
     assert r.returncode == 0, r.stderr
     first = r.stdout.splitlines()[0]
     assert "kb label" in first and "never a HIT until labelled" in first
     assert "topic-" in r.stdout  # the reading list itself
     assert "do not carry the words" not in r.stdout  # no labels, so no claim about them
     assert "indexed:  0 entries across 1 agent, 0 aliases" in r.stdout.splitlines()  # not "1 agents"
-    assert json.loads(run_kb("route", "spades", str(root), "--json").stdout)["verdict"] == "nothing"
+    assert json.loads(kb_here("route", "spades", str(root), "--json").stdout)["verdict"] == "nothing"
 
 
 def test_index_says_the_text_search_reaches_unlabelled_notes_and_folds_the_list(tmp_path):
     root = plain(tmp_path / "notes")
-    r = run_kb("index", str(root))
+    r = kb_here("index", str(root))
     assert "no question can reach" not in r.stdout
     assert "15 file(s) with no Search for: line: reached by full text only, never a HIT until labelled" in r.stdout
     assert "... and 5 more (kb check --all lists every one)" in r.stdout
@@ -41,13 +41,13 @@ def test_index_says_the_text_search_reaches_unlabelled_notes_and_folds_the_list(
 
 def test_check_folds_missing_labels_into_one_line_so_a_broken_link_stands_out(tmp_path):
     root = plain(tmp_path / "notes")
-    r = run_kb("check", str(root))
+    r = kb_here("check", str(root))
     lines = r.stdout.splitlines()
     assert r.returncode == 1  # the broken link; a plain folder's missing labels are warnings (W09)
     assert sum("W09" in line for line in lines) == 1
     assert any("W09 warning: 15 of 15 notes have no Search for: line" in line for line in lines)
     assert any("E01" in line and "nowhere.md" in line for line in lines)
-    every = run_kb("check", "--all", str(root)).stdout.splitlines()
+    every = kb_here("check", "--all", str(root)).stdout.splitlines()
     assert sum("W09" in line for line in every) == 15
 
 
@@ -55,7 +55,7 @@ def test_check_lists_each_missing_label_when_few_notes_lack_one(tmp_path):
     root = plain(tmp_path / "notes", n=3)
     for p in sorted(root.glob("topic-*.md")):
         p.write_text(p.read_text().replace("\n\n", "\nSearch for: spades, rakes\n\n", 1))
-    r = run_kb("check", str(root))
+    r = kb_here("check", str(root))
     assert sum(" W09 " in line for line in r.stdout.splitlines()) == 1  # links.md alone, named
     assert "links.md:1: W09" in r.stdout or "links.md: W09" in r.stdout
 
@@ -77,17 +77,17 @@ def test_a_folder_index_does_not_turn_a_vault_into_a_fleet_and_hide_the_other_no
     # Cooking/index.md made the vault a fleet root whose one agent was Cooking: the garden
     # journal and every other note were silently left out of the index.
     vault = _vault_with_a_folder_index(tmp_path / "vault")
-    r = run_kb("index", str(vault))
+    r = kb_here("index", str(vault))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("vault: 5 files")
-    a = json.loads(run_kb("route", "secret fertilizer ratio", str(vault), "--json").stdout)
+    a = json.loads(kb_here("route", "secret fertilizer ratio", str(vault), "--json").stdout)
     assert [x["path"] for x in a["results"]][:1] == ["Garden journal.md"]
 
 
 def test_a_fleet_txt_keeps_the_subfolders_agents(tmp_path):
     vault = _vault_with_a_folder_index(tmp_path / "vault")
     (vault / "fleet.txt").write_text("name = Kitchen\n")
-    r = run_kb("index", str(vault))
+    r = kb_here("index", str(vault))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("Cooking: 2 files")
 
@@ -95,11 +95,11 @@ def test_a_fleet_txt_keeps_the_subfolders_agents(tmp_path):
 def test_misses_and_eval_count_one_agent_and_one_question_in_the_singular(tmp_path):
     # kb route said "1 agent" since 5c50fe5; kb misses and kb eval still printed "1 agents".
     root = plain(tmp_path / "notes")
-    run_kb("route", "how do I sharpen a hoe", str(root))
+    kb_here("route", "how do I sharpen a hoe", str(root))
     (tmp_path / "gold.tsv").write_text("spades and rakes\tnotes/topic-1.md\n")
     (root / ".kb" / "kb-misses.txt").exists() or pytest.fail("the miss was not logged")  # issue 28: inside .kb/
-    misses = run_kb("misses", str(root)).stdout.splitlines()
+    misses = kb_here("misses", str(root)).stdout.splitlines()
     assert misses[0].endswith(", 1 question, asked 1 time")
     assert misses[1] == "indexed:  0 entries across 1 agent, 0 aliases"
-    evaluated = run_kb("eval", str(tmp_path / "gold.tsv"), str(root))
+    evaluated = kb_here("eval", str(tmp_path / "gold.tsv"), str(root))
     assert "indexed:  0 entries across 1 agent" in evaluated.stdout.splitlines(), evaluated.stdout + evaluated.stderr

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_kb
+from conftest import kb_here
 
 from engine.notes.note import parse_note
 
@@ -39,7 +39,7 @@ def plain_folder(root: Path) -> Path:
 
 
 def label_json(*args: str) -> dict:
-    r = run_kb("label", *args, "--json")
+    r = kb_here("label", *args, "--json")
     assert r.returncode in (0, 1), r.stderr
     return json.loads(r.stdout)
 
@@ -84,12 +84,12 @@ def test_write_inserts_under_the_title_and_changes_no_other_byte(tmp_path):
 
 def test_written_labels_make_the_note_a_hit(tmp_path):
     root = plain_folder(tmp_path / "notes")
-    r = run_kb("route", "snapshot testing", str(root), "--json")
+    r = kb_here("route", "snapshot testing", str(root), "--json")
     assert json.loads(r.stdout)["verdict"] != "hit"
-    r = run_kb("label", str(root), "--write")
+    r = kb_here("label", str(root), "--write")
     assert r.returncode == 0, r.stderr  # thin.md skipped without --merge: said, not a fault
     assert "--merge adds the proposed keys" in r.stdout.split("wrote ", 1)[1]
-    a = json.loads(run_kb("route", "snapshot testing", str(root), "--json").stdout)
+    a = json.loads(kb_here("route", "snapshot testing", str(root), "--json").stdout)
     assert a["verdict"] == "hit" and a["keyword_top"] == "notes/testing.md"
 
 
@@ -97,10 +97,10 @@ def test_an_existing_label_is_refused_without_merge_and_only_extended_with_it(tm
     root = plain_folder(tmp_path / "notes")
     thin = root / "thin.md"
     original = thin.read_bytes()
-    r = run_kb("label", str(root), "--write", str(thin))
+    r = kb_here("label", str(root), "--write", str(thin))
     assert r.returncode == 1 and "--merge" in r.stderr and str(thin) in r.stderr
     assert thin.read_bytes() == original
-    r = run_kb("label", str(root), "--write", str(thin), "--merge")
+    r = kb_here("label", str(root), "--write", str(thin), "--merge")
     assert r.returncode == 0, r.stderr
     new = thin.read_bytes()
     line = b"Search for: colours, theme"
@@ -131,7 +131,7 @@ def test_a_symlinked_note_is_refused(tmp_path):
     outside = tmp_path / "outside.md"
     outside.write_text("# Outside\n\nA note kept elsewhere about gardening tools.\n")
     (root / "linked.md").symlink_to(outside)
-    r = run_kb("label", str(root), "--write", str(root / "linked.md"))
+    r = kb_here("label", str(root), "--write", str(root / "linked.md"))
     assert r.returncode == 1 and "symbolic link" in r.stderr
     assert outside.read_text() == "# Outside\n\nA note kept elsewhere about gardening tools.\n"
 
@@ -155,7 +155,7 @@ def test_the_effect_grades_gold_and_the_miss_log_before_anything_is_written(tmp_
     # The logged question is not attached to the note its text lands on: nobody chose it.
     assert not any(k["source"] in ("miss log", "chosen by a person") for p in out["proposals"] for k in p["keys"])
     assert {p.name: p.read_bytes() for p in root.glob("*.md")} == before
-    text = run_kb("label", str(root)).stdout
+    text = kb_here("label", str(root)).stdout
     assert "hit 0 -> 2" in text and "nothing written" in text
 
 
@@ -182,7 +182,7 @@ def test_an_empty_note_and_a_note_with_nothing_to_propose_each_say_so_once(tmp_p
     root = plain_folder(tmp_path / "vault")
     (root / "Empty note.md").write_text("")
     (root / "README.md").write_text("# My vault\n\nPersonal notes.\n")  # its words name no subject
-    text = run_kb("label", str(root), "--no-effect").stdout
+    text = kb_here("label", str(root), "--no-effect").stdout
     empty = text.split("vault/Empty note.md", 1)[1].split("\n\n", 1)[0]
     assert "Search for:" not in empty and "nothing to propose: empty file: kb does not index it" in empty
     assert "nothing to propose: nothing to propose" not in text

@@ -63,11 +63,11 @@ def test_the_proposed_line_does_what_it_says_when_written(demo):
     p = rev.proposal
     assert (p.line, p.basis, p.verdict_with_it, p.top_with_it) == ("roll back = rollback", "spelling", "hit", DEPLOY)
     (demo / "kb-aliases.txt").write_text(p.line + "\n")
-    a = json.loads(run_kb("route", ROLL, str(demo), "--json").stdout)
+    a = json.loads(kb_here("route", ROLL, str(demo), "--json").stdout)
     assert (a["verdict"], a["keyword_top"]) == (p.verdict_with_it, p.top_with_it)
     assert round(a["confidence"]["keyword_score"], 2) == round(p.score_with_it, 2)
     # and kb misses now says the entry has done its job
-    again = run_kb("misses", str(demo)).stdout
+    again = kb_here("misses", str(demo)).stdout
     assert f"today: hit on {DEPLOY}" in again and "can be deleted" in again and "propose:" not in again
 
 
@@ -77,7 +77,7 @@ def test_it_writes_nothing(demo):
     Memory(demo).refresh()
     before = _snapshot_of(demo)
     for args in ((), ("--json",), ("--near", "0")):
-        assert run_kb("misses", str(demo), *args).returncode == 0
+        assert kb_here("misses", str(demo), *args).returncode == 0
     assert _snapshot_of(demo) == before
     assert not (demo / "kb-aliases.txt").exists()
     assert [(e.question, e.count) for e in load(demo / "kb-misses.txt")[0]] == [(ROLL, 2), (CANARY, 1)]
@@ -86,7 +86,7 @@ def test_it_writes_nothing(demo):
 def test_json_carries_every_entry_with_its_near_files_and_proposal(demo):
     _miss(demo, CANARY)
     _miss(demo, ROLL, times=2)
-    j = json.loads(run_kb("misses", str(demo), "--json", "--near", "2").stdout)
+    j = json.loads(kb_here("misses", str(demo), "--json", "--near", "2").stdout)
     assert (j["path"], j["exists"], j["questions"], j["misses"], j["problems"]) == (
         str(demo / "kb-misses.txt"), True, 2, 3, [],
     )
@@ -120,20 +120,20 @@ def test_an_unlabelled_note_the_text_found_is_named_as_the_fix(demo):
 
 
 def test_no_log_yet_is_not_an_error(demo):
-    r = run_kb("misses", str(demo))
+    r = kb_here("misses", str(demo))
     assert r.returncode == 0
     assert r.stdout == f"misses:   {demo / 'kb-misses.txt'}: nothing has been missed yet\n"
-    j = json.loads(run_kb("misses", str(demo), "--json").stdout)
+    j = json.loads(kb_here("misses", str(demo), "--json").stdout)
     assert j["exists"] is False and j["entries"] == []
 
 
 def test_it_reads_where_kb_misses_path_points(demo, tmp_path):
     log = tmp_path / "elsewhere.txt"
     env = {"KB_MISSES_PATH": str(log)}
-    assert run_kb("route", ROLL, str(demo), env=env).returncode == 0
-    j = json.loads(run_kb("misses", str(demo), "--json", env=env).stdout)
+    assert kb_here("route", ROLL, str(demo), env=env).returncode == 0
+    j = json.loads(kb_here("misses", str(demo), "--json", env=env).stdout)
     assert j["path"] == str(log) and j["entries"][0]["question"] == ROLL
-    assert json.loads(run_kb("misses", str(demo), "--json").stdout)["exists"] is False
+    assert json.loads(kb_here("misses", str(demo), "--json").stdout)["exists"] is False
 
 
 def test_a_damaged_line_is_one_line_on_stderr_and_the_rest_is_read(demo):
@@ -148,14 +148,14 @@ def test_a_damaged_line_is_one_line_on_stderr_and_the_rest_is_read(demo):
 
 def test_an_unreadable_log_is_one_line(demo):
     (demo / "kb-misses.txt").mkdir()
-    r = run_kb("misses", str(demo))
+    r = kb_here("misses", str(demo))
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(f"kb: {demo / 'kb-misses.txt'}: cannot read (") and r.stderr.count("\n") == 1
 
 
 def test_a_terminal_escape_in_a_hand_edited_log_is_made_harmless(demo):
     (demo / "kb-misses.txt").write_text("1\t2026-09-01\t2026-09-01\troll \x1b[2J back\n")
-    out = run_kb("misses", str(demo)).stdout
+    out = kb_here("misses", str(demo)).stdout
     assert "\x1b" not in out and "roll \\x1b[2J back" in out
 
 
@@ -172,18 +172,18 @@ def test_kb_misses_never_calls_the_classifier(demo, tmp_path):
     _miss(demo, ROLL)
     assert marker.exists()  # the premise: the classifier is configured and route does call it
     marker.unlink()
-    r = run_kb("misses", str(demo))
+    r = kb_here("misses", str(demo))
     assert r.returncode == 0 and "propose: roll back = rollback" in r.stdout
     assert not marker.exists()
 
 
 def test_near_limits_what_is_shown_not_what_the_proposal_looks_at(demo):
     _miss(demo, ROLL)
-    out = run_kb("misses", str(demo), "--near", "0").stdout
+    out = kb_here("misses", str(demo), "--near", "0").stdout
     assert "nearly caught" not in out and "keys (line" not in out
     assert "propose: roll back = rollback" in out and "a note is missing" not in out
     assert "which is not the same as meaning it" in out  # a proposal always carries its limit
-    assert run_kb("misses", str(demo), "--near", "-1").stderr == "kb: --near -1: give a count of files, 0 or more\n"
+    assert kb_here("misses", str(demo), "--near", "-1").stderr == "kb: --near -1: give a count of files, 0 or more\n"
 
 
 def test_a_question_longer_than_a_route_reads_is_reviewed_as_the_route_read_it(demo):
@@ -205,14 +205,14 @@ def test_limit_reviews_the_most_asked_and_counts_the_rest(demo):
     (demo / "kb-misses.txt").write_text(render_log([
         MissEntry(3, "2026-11-01", "2026-11-03", ROLL), MissEntry(2, "2026-11-01", "2026-11-02", CANARY),
         MissEntry(1, "2026-11-01", "2026-11-01", NOWHERE)]), encoding="utf-8")
-    r = run_kb("misses", str(demo), "--limit", "2", "--json")
+    r = kb_here("misses", str(demo), "--limit", "2", "--json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
     assert [e["question"] for e in got["entries"]] == [ROLL, CANARY] and got["not_reviewed"] == 1
-    text = run_kb("misses", str(demo), "--limit", "2").stdout
+    text = kb_here("misses", str(demo), "--limit", "2").stdout
     assert "1 less asked entry not reviewed (--limit 2; --limit 0 reviews every one)." in text
     assert NOWHERE not in text
-    every = json.loads(run_kb("misses", str(demo), "--limit", "0", "--json").stdout)
+    every = json.loads(kb_here("misses", str(demo), "--limit", "0", "--json").stdout)
     assert every["questions"] == 3 and "not_reviewed" not in every
     bad = run_kb("misses", str(demo), "--limit", "-1")
     assert bad.returncode != 0 and "--limit -1" in bad.stderr
@@ -263,14 +263,14 @@ def test_the_json_line_written_part_by_part_is_the_whole_report_encoded(demo):
         assert report_json_line(report) == json_line(report.to_json())
     # The command writes that line.
     whole = json_line(review_misses(mem).to_json())
-    assert run_kb("misses", str(demo), "--json").stdout == whole + "\n"
+    assert kb_here("misses", str(demo), "--json").stdout == whole + "\n"
 
 
 def test_json_caps_the_damaged_lines_as_stderr_does(demo):
     # A log torn tens of thousands of times listed every damaged line in the JSON.
     torn = "".join(f"torn {i}\n" for i in range(25))
     (demo / "kb-misses.txt").write_text(HEADER + f"2\t2026-09-01\t2026-09-02\t{ROLL}\n" + torn)
-    r = run_kb("misses", str(demo), "--json")
+    r = kb_here("misses", str(demo), "--json")
     j = json.loads(r.stdout)
     assert len(j["problems"]) == 10 and j["problems_not_shown"] == 15
     assert j["problems"][0] == f"{demo / 'kb-misses.txt'}:5: damaged line (a miss is: count, first seen, last seen, question): torn 0"

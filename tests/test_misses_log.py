@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import REPO, copy_demo, run_kb
+from conftest import REPO, copy_demo, kb_here
 
 from engine import Memory
 from engine.review.misses import (HEADER, REWRITE_BELOW_BYTES, MissEntry, load, misses_path, parse_lines, record,
@@ -78,7 +78,7 @@ def test_recall_loss_hands_back_the_vocabulary_offered(demo):
 
 def test_the_same_missed_question_three_times_is_one_entry_with_count_3(demo):
     for _ in range(3):
-        assert run_kb("route", MISSED, str(demo)).returncode == 0
+        assert kb_here("route", MISSED, str(demo)).returncode == 0
     text = (demo / "kb-misses.txt").read_text()
     assert text.count(MISSED) == 1
     e = _entries(demo / "kb-misses.txt")[MISSED]
@@ -291,7 +291,7 @@ def test_the_reader_adds_up_the_entries_of_one_question(tmp_path):
 
 def test_kb_misses_path_moves_the_log(demo, tmp_path):
     elsewhere = tmp_path / "writable" / "my-misses.txt"
-    r = run_kb("route", MISSED, str(demo), "--json", env={"KB_MISSES_PATH": str(elsewhere)})
+    r = kb_here("route", MISSED, str(demo), "--json", env={"KB_MISSES_PATH": str(elsewhere)})
     miss = json.loads(r.stdout)["miss"]
     assert miss["path"] == str(elsewhere) and miss["recorded"] is True
     assert _entries(elsewhere)[MISSED].count == 1
@@ -316,14 +316,14 @@ def test_a_log_that_cannot_be_written_still_answers_and_says_why(demo, tmp_path,
     else:
         (tmp_path / "a-file").write_text("not a folder")
         log = tmp_path / "a-file" / "kb-misses.txt"
-    r = run_kb("route", MISSED, str(demo), "--json", env={"KB_MISSES_PATH": str(log)})
+    r = kb_here("route", MISSED, str(demo), "--json", env={"KB_MISSES_PATH": str(log)})
     assert r.returncode == 0, r.stderr
     a = json.loads(r.stdout)
     assert a["verdict"] == "nothing" and a["suggestions"]  # the answer is still served
     assert a["miss"]["recorded"] is False
     assert a["miss"]["error"].startswith(str(log) + ": ")
     assert a["miss"]["looked_like"] == a["suggestions"] and a["miss"]["question"] == MISSED
-    text = run_kb("route", MISSED, str(demo), env={"KB_MISSES_PATH": str(log)}).stdout
+    text = kb_here("route", MISSED, str(demo), env={"KB_MISSES_PATH": str(log)}).stdout
     assert f"the miss could not be logged: {log}: " in text
 
 
@@ -346,7 +346,7 @@ def _repo_with_demo(tmp_path: Path, keep_gitignore: bool) -> tuple[Path, Path]:
 
 def test_the_log_is_git_ignored_where_it_lands(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
-    assert run_kb("route", MISSED, str(demo)).returncode == 0
+    assert kb_here("route", MISSED, str(demo)).returncode == 0
     assert (demo / "kb-misses.txt").exists()
     assert _git(repo, "check-ignore", "-q", "fleet/kb-misses.txt").returncode == 0
     assert _git(repo, "check-ignore", "-q", "fleet/.kb-misses.txt.lock").returncode == 0
@@ -366,7 +366,7 @@ def test_each_ignore_rule_is_written_once_however_many_misses(tmp_path):
     # log's own folder" they never counted, so every miss appended the same two lines again.
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
     for question in (MISSED, "how do I roll forward", MISSED):
-        assert run_kb("route", question, str(demo)).returncode == 0
+        assert kb_here("route", question, str(demo)).returncode == 0
     lines = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     written = [line for line in lines if line and not line.startswith("#")]
     assert sorted(written) == sorted(["/fleet/kb-misses.txt", "/fleet/.kb-misses.txt.lock", ".kb/"])
@@ -376,7 +376,7 @@ def test_an_index_built_in_a_git_work_tree_is_ignored_before_any_miss(tmp_path):
     # A notes folder kept in git: `kb index` alone made `.kb/` (megabytes of index) show in
     # `git status`, ready to be committed, until the first miss happened to list it.
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
-    assert run_kb("index", str(demo)).returncode == 0
+    assert kb_here("index", str(demo)).returncode == 0
     assert (demo / "zed" / ".kb" / "index.db").exists()
     assert _git(repo, "check-ignore", "-q", "fleet/zed/.kb/index.db").returncode == 0
     assert ".kb" not in _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
@@ -385,7 +385,7 @@ def test_an_index_built_in_a_git_work_tree_is_ignored_before_any_miss(tmp_path):
 def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=True)
     log = repo / "logs" / "questions.txt"
-    assert run_kb("route", MISSED, str(demo), env={"KB_MISSES_PATH": str(log)}).returncode == 0
+    assert kb_here("route", MISSED, str(demo), env={"KB_MISSES_PATH": str(log)}).returncode == 0
     assert log.exists()
     assert _git(repo, "check-ignore", "-q", "logs/questions.txt").returncode == 0
     assert "questions.txt" not in _git(repo, "status", "--porcelain", "--untracked-files=all").stdout
@@ -394,7 +394,7 @@ def test_a_log_moved_by_kb_misses_path_is_ignored_where_it_lands_too(tmp_path):
 def test_an_ignore_rule_already_in_force_is_not_written_again(tmp_path):
     repo, demo = _repo_with_demo(tmp_path, keep_gitignore=False)
     (repo / ".gitignore").write_text("kb-misses*.txt\n.kb-misses.txt.lock\n")
-    assert run_kb("route", MISSED, str(demo)).returncode == 0
+    assert kb_here("route", MISSED, str(demo)).returncode == 0
     assert (demo / "kb-misses.txt").exists()
     assert not (demo / ".gitignore").exists()
     assert _git(repo, "check-ignore", "-q", "fleet/kb-misses.txt").returncode == 0

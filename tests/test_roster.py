@@ -31,11 +31,11 @@ def test_kb_fleet_prints_who_does_what_and_where_each_stops(demo):
 
 def test_kb_fleet_json_and_the_configured_classifier(demo):
     configure(demo, example_command(), timeout_ms=1500)
-    f = json.loads(run_kb("fleet", str(demo), "--json").stdout)
+    f = json.loads(kb_here("fleet", str(demo), "--json").stdout)
     assert (f["classifier"], f["classifier_timeout_ms"]) == (example_command(), 1500)
     assert [(a["agent"], a["name"], a["entries"]) for a in f["agents"]] == [
         ("steve", "Steve", 3), ("yaron", "Yaron", 4), ("zed", "Zed", 4)]
-    text = run_kb("fleet", str(demo)).stdout
+    text = kb_here("fleet", str(demo)).stdout
     assert f"classifier: {example_command()} (timeout 1500 ms; the fold chooses when it fails)" in text
 
 
@@ -51,7 +51,7 @@ def test_what_is_wrong_is_one_line_naming_the_file(demo):
         "zed/agent.txt: missing; the roster has no role or edge for zed",
         "demo/fleet.txt: classifier_timeout_ms = 'soon' is not a positive whole number of milliseconds; using 30000",
     )
-    p = run_kb("fleet", str(demo))
+    p = kb_here("fleet", str(demo))
     assert p.returncode == 0
     assert "problem:    zed/agent.txt: missing; the roster has no role or edge for zed" in p.stdout.splitlines()
     assert "         stops: (no ends = line)" in p.stdout.splitlines()
@@ -83,7 +83,7 @@ def _vault(root):
 def test_kb_fleet_counts_unlabelled_notes_as_unlabelled_not_unreachable(tmp_path):
     # The text search reaches every one of them; "12 unreachable" told a stranger otherwise.
     vault = _vault(tmp_path / "vault")
-    lines = run_kb("fleet", str(vault)).stdout.splitlines()
+    lines = kb_here("fleet", str(vault)).stdout.splitlines()
     assert "  vault  vault  (0 entries, 2 without a Search for: line, reached by text only)" in lines
 
 
@@ -98,7 +98,7 @@ def test_a_folder_of_an_indexed_plain_vault_is_listed_as_part_of_the_vault(tmp_p
     assert not (vault / "Health" / ".kb").exists()
     # A folder holding an index.md (a map of content) is a folder of the vault too.
     (vault / "Health" / "index.md").write_text("# Health\n\n- [[Sleep]]\n")
-    p = run_kb("list", str(vault / "Health"))
+    p = kb_here("list", str(vault / "Health"))
     assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == [
         "vault/Health/Sleep.md", "vault/Health/index.md"]
     assert not (vault / "Health" / ".kb").exists()
@@ -108,17 +108,17 @@ def test_remember_writes_a_new_note_into_an_indexed_plain_vault(tmp_path):
     vault = _vault(tmp_path / "vault")
     assert kb_here("index", str(vault)).returncode == 0  # arranged here; the verbs under test run for real
     note = vault / "Garden" / "basil.md"
-    p = run_kb("remember", "Basil needs full sun and warm nights", str(note), "--write", "--key", "basil")
+    p = kb_here("remember", "Basil needs full sun and warm nights", str(note), "--write", "--key", "basil")
     assert p.returncode == 0, p.stderr
     assert note.exists() and "**Search for:** `basil`" in note.read_text()
-    listed = json.loads(run_kb("list", str(vault), "--json").stdout)["notes"]
+    listed = json.loads(kb_here("list", str(vault), "--json").stdout)["notes"]
     assert "vault/Garden/basil.md" in {n["id"] for n in listed}
 
 
 def test_kb_list_lists_a_folder_inside_a_base(demo):
-    p = run_kb("list", str(demo / "zed" / "knowledge"))
+    p = kb_here("list", str(demo / "zed" / "knowledge"))
     assert p.returncode == 0, p.stderr
     assert [ln.split()[0] for ln in p.stdout.splitlines() if not ln.startswith(" ")] == [
         "zed/knowledge/database-choices.md", "zed/knowledge/deploy-checklist.md"]
-    whole = run_kb("list", str(demo), "--json")
+    whole = kb_here("list", str(demo), "--json")
     assert len(json.loads(whole.stdout)["notes"]) == 11

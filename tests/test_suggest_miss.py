@@ -12,7 +12,7 @@ import json
 import random
 import time
 
-from conftest import run_kb
+from conftest import kb_here
 
 from engine import Memory
 from engine.rank.normalize import terms, words
@@ -57,8 +57,8 @@ def _seed_then_text_rows(printed: str, seed: str) -> None:
 
 
 def _route(demo, question, *extra):
-    assert run_kb("index", str(demo)).returncode == 0  # so no "re-indexed" notice stands in the printout
-    return run_kb("route", question, str(demo), *extra)
+    assert kb_here("index", str(demo)).returncode == 0  # so no "re-indexed" notice stands in the printout
+    return kb_here("route", question, str(demo), *extra)
 
 
 def test_decisioni_offers_technical_decision_with_the_two_disclaimer_lines(demo):
