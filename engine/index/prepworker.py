@@ -10,7 +10,7 @@ share of them itself, `prepared_here`).
 
 It is kb's one use of a second core, kept because it pays where it runs: a 60,000-chunk build
 on a quiet machine took 3.43 s wall against 4.55 s in one process. Under load it does not
-(9.29 against 7.82 s at load 3: both processes wait for a core), so indexupdate.worker_wanted
+(6.40 against 5.90 s at load 1.5, 9.29 against 7.82 s at load 3: both wait for a core), so indexupdate.worker_wanted
 starts it only for 4 MB of notes or more and a load of at most the cores less one
 (docs/speed.md's figures).
 
