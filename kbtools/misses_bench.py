@@ -6,11 +6,9 @@ a real log), then times review_misses (every entry re-asked and a proposal made)
 runs in this process, and the same log read by fresh `kb misses --json` processes.
 
 The headline (COLD) is the fresh process: the figure a person waits for (imports, the index
-opened, the resident leg built, every cache empty, the JSON written, and a second process
-for half the log when a core is idle, as `kb misses` decides). In process, the first run is
-cold too and is printed on its own; the runs after it are warm (the caches hold the log's
-words) and their median is the review's own cost, never the user's wait; they are one
-process's, always.
+opened, the resident leg built, every cache empty, the JSON written). In process, the first
+run is cold too and is printed on its own; the runs after it are warm (the caches hold the
+log's words) and their median is the review's own cost, never the user's wait.
 
     python3 -m kbtools.misses_bench [--misses 10000] [--runs 5] [--fresh 3]
 """
@@ -30,8 +28,7 @@ from pathlib import Path
 from engine import Memory
 from engine.notes.fleet import copy_notes
 from engine.review.misses import MissEntry, read_log, render_log
-from engine.review.missreview import NEAR_DEFAULT
-from engine.review.missworker import review_misses
+from engine.review.missreview import NEAR_DEFAULT, review_misses
 from engine.rank.normalize import words
 
 REPO = Path(__file__).resolve().parent.parent
@@ -102,7 +99,7 @@ def main() -> int:
         load_before = os.getloadavg()
         for _ in range(args.runs):
             c, t = time.process_time(), time.perf_counter()
-            report = review_misses(mem, second_process=False)  # this process's own cost, warm after the first
+            report = review_misses(mem)  # this process's own cost, warm after the first
             times.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
             # The floor under it: every question re-asked as review_one asks it, and nothing else.

@@ -1,7 +1,7 @@
 """The cycle collector's full passes, moved to when nobody is waiting for a frame.
 
-The policy (what is frozen, the thresholds, when a pass is due) is engine/index/collector.py's,
-the one place for it; this module is the room's timer.
+The policy (what is frozen, the thresholds, when a pass is due, the pass) is
+engine/index/collector.py's, the one place for it; this module is the room's timer.
 
 A full pass walks every container the process holds. The room holds a great many for its
 whole life (its widgets and styles, the index, the text leg in memory): at 60,000 chunks a
@@ -20,7 +20,6 @@ snapshot, which is compatible with this.
 
 from __future__ import annotations
 
-import gc
 import time
 
 from engine.index import collector
@@ -54,8 +53,7 @@ class IdleCollector:
     def _maybe_collect(self) -> None:
         if self._threshold is None or time.monotonic() - self._last_activity < IDLE_S:
             return
-        if collector.due(self._threshold):
-            gc.collect()
+        if collector.pass_if_due(self._threshold):
             self.passes += 1
 
     def stop(self) -> None:

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from engine.review.misses import misses_path
-from engine.review.missworker import review_misses
+from engine.review.missreview import review_misses
 
 from .clean import name_line, one_line
 from .messages import AliasEffectShown, AliasWritten, MissesLoaded

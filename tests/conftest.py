@@ -145,33 +145,6 @@ def kb_here(*args: str, env: dict | None = None, stdin: str | None = None) -> su
     return subprocess.CompletedProcess(["kb", *args], code, out.getvalue(), err.getvalue())
 
 
-ALONE_INNER = "KB_TEST_IN_A_PROCESS_ALONE"
-
-
-def in_a_process_alone(test):
-    """Run `test` where kb may fork: a process with no thread but its main one. Inline when
-    this process is such; else the same test again in a fresh pytest process (a test run
-    before it may have left a daemon thread alive, and kb rightly refuses to fork beside a
-    thread), whose failure fails this one."""
-    import functools
-
-    from engine.index import childpipe
-
-    @functools.wraps(test)
-    def run(*args, **kwargs):
-        # kb's own test (childpipe.may_fork), not threading's count alone: an xdist worker's
-        # channel reads on a thread started below threading, which it does not list.
-        if os.environ.get(ALONE_INNER) or childpipe.may_fork():
-            return test(*args, **kwargs)
-        nodeid = os.environ["PYTEST_CURRENT_TEST"].rsplit(" ", 1)[0]
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", nodeid],
-                           cwd=REPO, env={**os.environ, ALONE_INNER: "1"}, capture_output=True, text=True,
-                           timeout=600)
-        assert r.returncode == 0, f"{nodeid} in a fresh process:\n{r.stdout[-4000:]}{r.stderr[-2000:]}"
-
-    return run
-
-
 def age_indexes(fleet: Path) -> None:
     """Date the index files a minute back: what is derived from an index (the opening cache,
     a kept spelling) is kept only for an index old enough for its stat to vouch for it, and

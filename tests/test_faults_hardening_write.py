@@ -15,7 +15,7 @@ import pytest
 from _faults import NOTHING_Q
 from conftest import run_kb
 from engine import Memory
-from engine.review import missreview, missworker
+from engine.review import missreview
 from engine.review.misses import MissEntry, render_log
 from engine.rank.normalize import terms, words
 from engine.rank.question import MAX_QUESTION_CHARS
@@ -101,9 +101,9 @@ def test_indexed_proposals_equal_the_full_scan_on_a_generated_log(demo, monkeypa
     mem = Memory(demo)
     log = demo / "kb-misses.txt"
     log.write_text(render_log(_generated_log(mem, 400, seed=13)), encoding="utf-8")
-    indexed = missworker.review_misses(mem).to_json()
+    indexed = missreview.review_misses(mem).to_json()
     monkeypatch.setattr(missreview, "_propose", _full_scan_propose)
-    reference = missworker.review_misses(mem).to_json()
+    reference = missreview.review_misses(mem).to_json()
     assert len(indexed["entries"]) == 400
     proposals = [e["proposal"] for e in reference["entries"]]
     # The log reaches both branches, so the comparison is not between two empty lists.

@@ -18,7 +18,7 @@ import pytest
 
 from _faults import kb
 from conftest import REPO
-from engine.review import missworker
+from engine.review import missreview
 
 BASES = 50
 FEW_DESCRIPTORS = 32
@@ -27,7 +27,7 @@ FEW_DESCRIPTORS = 32
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory) -> Path:
     """50 bases, indexed, with a miss log long enough for the review to hold the text leg in
-    memory (missworker.RESIDENT_FROM_MISSES), of the haystack's own questions."""
+    memory (missreview.RESIDENT_FROM_MISSES), of the haystack's own questions."""
     root = tmp_path_factory.mktemp("fleet") / "h50"
     subprocess.run([sys.executable, "-m", "kbtools.haystack", str(root), "--chunks", "3000", "--bases", str(BASES)],
                    cwd=REPO, check=True, capture_output=True, timeout=300)
@@ -35,7 +35,7 @@ def fleet(tmp_path_factory) -> Path:
     questions = [line.split("\t")[0] for line in (root / "questions.tsv").read_text().splitlines()
                  if line and not line.startswith("#")]
     entries = []
-    for k in range(missworker.RESIDENT_FROM_MISSES + 10):
+    for k in range(missreview.RESIDENT_FROM_MISSES + 10):
         entries.append(f"1\t2026-11-01\t2026-11-02\t{questions[k % len(questions)]} n{k}\n    looked like: (nothing)\n")
     (root / "kb-misses.txt").write_text("".join(entries))
     return root

@@ -4,6 +4,8 @@
   serve`, `kb remember`, `kb misses` ask Memory, so a second text leg can sit behind it.
 - An import inside a function is for a heavy library or an optional stage only (the rule,
   stated in docs/architecture.md); everything else is imported at the top, where a reader looks.
+- One place for the cycle collector's policy (engine/index/collector.py imports gc, nothing
+  else does) and one way to start a second process (engine/index/helperprocess.py).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ INDEX_OWNERS = {"engine/memory.py", "engine/index/fleetindex.py"}  # the contrac
 # process). A module here is imported at the top of no module a plain route imports.
 OPTIONAL = {"engine.stages.purpose", "engine.stages.rerank", "engine.stages.classifier", "engine.stages.dossier", "engine.notes.roster",
             "engine.index.resident", "engine.rank.suggest", "engine.index.spelling_cache", "engine.review.misses", "engine.notes.gitignore", "engine.review.remember",
-            "engine.index.prepworker", "engine.review.missworker",
+            "engine.index.prepworker",
             # the writer: parsing and chunking a note, imported when a base is written
             "engine.notes.bignote", "engine.index.prepared", "engine.notes.chunking", "engine.notes.note"}
 # Standard-library modules a route that writes nothing never uses, imported where they are:
@@ -74,3 +76,41 @@ def _absolute(path: Path, level: int, module: str) -> str:
 
 def _may_be_late(module: str) -> bool:
     return module.split(".")[0] in HEAVY | LATE_STDLIB or any(module == o or module.startswith(o + ".") for o in OPTIONAL)
+
+
+GC_POLICY = "engine/index/collector.py"
+# The one module that starts a process of kb's own; the classifier runs an outside program
+# (the model's), which is not a second core for kb's work.
+PROCESS_STARTERS = {"engine/index/helperprocess.py", "engine/stages/classifier.py"}
+PROCESS_MODULES = {"subprocess", "multiprocessing", "concurrent.futures"}
+PROCESS_CALLS = {"fork", "forkpty", "posix_spawn", "posix_spawnp", "spawnv", "spawnl", "execv", "execl"}
+
+
+def _imported(tree: ast.AST) -> list[tuple[int, str]]:
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out += [(n.lineno, a.name) for a in n.names]
+        elif isinstance(n, ast.ImportFrom) and not n.level:
+            out.append((n.lineno, n.module or ""))
+    return out
+
+
+def test_only_the_collector_module_imports_gc():
+    found = [f"{_rel(p)}:{line}" for p in RUNTIME if _rel(p) != GC_POLICY
+             for line, m in _imported(ast.parse(p.read_text(encoding="utf-8"))) if m == "gc" or m.startswith("gc.")]
+    assert not found, f"gc imported outside {GC_POLICY} (the one GC policy): {found}"
+    assert any(m == "gc" for _, m in _imported(ast.parse((REPO / GC_POLICY).read_text(encoding="utf-8"))))
+
+
+def test_only_helperprocess_starts_a_process():
+    found = []
+    for p in RUNTIME:
+        if _rel(p) in PROCESS_STARTERS:
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        found += [f"{_rel(p)}:{line} imports {m}" for line, m in _imported(tree) if m in PROCESS_MODULES]
+        found += [f"{_rel(p)}:{n.lineno} calls os.{n.attr}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Attribute) and n.attr in PROCESS_CALLS
+                  and isinstance(n.value, ast.Name) and n.value.id == "os"]
+    assert not found, f"a process started outside engine/index/helperprocess.py: {found}"

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from engine import Memory
 from engine.review import missspelling
 from engine.review.misses import MissEntry, render_log
-from engine.review.missreview import review_one, reviewing
-from engine.review.missworker import review_misses
+from engine.review.missreview import review_misses, review_one, reviewing
 from engine.rank.normalize import terms
 
 
@@ -49,7 +48,7 @@ def test_a_log_reviewed_together_gives_each_question_its_review_alone(demo, tmp_
     def check(questions, near):
         entries = [MissEntry(len(questions) - i, "2026-11-01", "2026-11-20", q, "") for i, q in enumerate(questions)]
         log.write_text(render_log(entries), encoding="utf-8")
-        together = review_misses(mem, near=near, path=log, second_process=False)
+        together = review_misses(mem, near=near, path=log)
         assert [r.entry.question for r in together.reviews] == questions
         alone = [_alone(mem, e, near) for e in entries]
         assert [r.to_json() for r in together.reviews] == alone

@@ -9,7 +9,7 @@ from conftest import kb_here, run_kb
 
 from engine import Memory
 from engine.review.misses import HEADER, MissEntry, load, render_log
-from engine.review.missworker import review_misses
+from engine.review.missreview import review_misses
 from engine.rank.question import MAX_QUESTION_CHARS
 
 ROLL = "how do I roll back"

@@ -18,7 +18,7 @@ from ..notes.fleet import discover
 from ..memory import Memory
 from ..review.misses import DAMAGED_SHOWN, misses_path
 from ..review.missjson import report_json_line
-from ..review.missworker import REVIEW_AT_MOST, review_misses
+from ..review.missreview import REVIEW_AT_MOST, review_misses
 from ..render import counted, json_line, printable
 from ..notes.notefiles import list_notes
 from . import add_paths

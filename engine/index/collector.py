@@ -3,7 +3,8 @@
 Three processes keep a great deal alive and gain nothing from passes over it: a long batch
 (`kb misses`: paused, frozen at exit), a large snapshot (frozen once built: out_of_sight) and
 the reading room (its full passes put off to when nobody types: kbtui/idle_gc.py runs the
-timer, the thresholds are here).
+timer; the thresholds, and the pass itself, are here). No other module in engine/ or kbtui/
+imports gc (tests/test_layout.py).
 
 A batch: a full pass walks every live container. `kb misses` over a long log keeps a review per entry
 and fills the caches with the words of thousands of questions, tens of thousands of live
@@ -87,6 +88,15 @@ def put_off() -> tuple[int, int, int]:
 def due(found: tuple[int, int, int]) -> bool:
     """A full pass Python would have run by now, under the thresholds put_off found."""
     return gc.get_count()[2] >= found[2]
+
+
+def pass_if_due(found: tuple[int, int, int]) -> bool:
+    """The full pass put_off held back, run now if Python would have run it by now (the room
+    calls this once nobody types); whether it ran."""
+    if not due(found):
+        return False
+    gc.collect()
+    return True
 
 
 def restore(found: tuple[int, int, int]) -> None:

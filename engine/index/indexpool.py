@@ -85,18 +85,3 @@ def drop_idle(index: TextIndex) -> list[sqlite3.Connection]:
         return out
 
 
-# A forked child's copies of its parent's idle connections: kept referenced, never used nor
-# closed (a Connection closes itself when collected).
-_INHERITED: list[sqlite3.Connection] = []
-
-
-def forget_after_fork() -> None:
-    """In a forked child (engine/review/missworker.py): set the parent's idle connections aside so
-    this process opens its own. SQLite forbids carrying a connection across fork; closing
-    one here could even checkpoint or delete the parent's WAL. The child leaves by os._exit,
-    which closes nothing."""
-    global _POOL_LOCK
-    _POOL_LOCK = threading.Lock()  # the parent's may have been held by a thread the child lacks
-    _INHERITED.extend(con for _, con in _IDLE_ORDER.values())
-    _IDLE.clear()
-    _IDLE_ORDER.clear()

@@ -199,7 +199,7 @@ def _hash_held(old: tuple | None, force: bool) -> str | None:
 
 
 # A second process pays for its start (an interpreter and the engine's modules, ~60 ms of
-# CPU) and for carrying each prepared note back (a value frame each way, engine/index/childpipe.py), so it is started
+# CPU) and for carrying each prepared note back (a value frame each way, engine/index/helperprocess.py), so it is started
 # only for a build of at least this many bytes of notes, and only when a core is free: at a
 # load average above the cores less one, the two processes would take turns on one core
 # and the build would cost that much more CPU for no less time (docs/quality.md).

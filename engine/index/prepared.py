@@ -3,7 +3,7 @@ rows and stemmed, apart from the connection that writes it.
 
 An update prepares each note it must read with `prepare`, in its own process, or a large
 build hands the notes to a second process (engine/index/prepworker.py), which sends back the
-same values through `to_wire` / `from_wire`: plain tuples that engine/index/childpipe.py carries.
+same values through `to_wire` / `from_wire`: plain tuples that engine/index/helperprocess.py carries.
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ rose with the hand-overs). A second process has its own interpreter: on a machin
 core to spare, it prepares the notes ahead while this one writes them (and prepares a
 share of them itself, `prepared_here`).
 
+It is kb's one use of a second core, kept because it pays where it runs: a 60,000-chunk build
+on a quiet machine took 3.43 s wall against 4.55 s in one process. Under load it does not
+(6.40 against 5.90 s at load 1.5, 9.29 against 7.82 s at load 3: both wait for a core), so indexupdate.worker_wanted
+starts it only for 4 MB of notes or more and a load of at most the cores less one
+(docs/speed.md's figures).
+
 The parent sends the child's notes to prepare (path, stat, hash held) on its stdin; the
 child sends back each note's `to_wire` tuple in the same order, as a length and a value
 frame on its stdout. Whatever goes wrong with the child (it cannot start, dies, sends a
@@ -18,11 +24,10 @@ note and every later one itself, with `prepare`, which then fails where it would
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-from . import childpipe, helperprocess
+from . import helperprocess
 from ..notes.owncode import python_running
 from .prepared import Prepared, from_wire, prepare, to_wire
 
@@ -53,15 +58,15 @@ class PrepWorker:
     def __init__(self, root: Path, notes: list[tuple[str, os.stat_result, str | None]]):
         self.root = root
         self._notes = notes
-        self._proc: subprocess.Popen | None = None
+        self._proc = None  # the child (a subprocess.Popen) while it runs
         self._next = 0
         try:
             self._proc = helperprocess.start(command())
             theirs = [(rel, tuple(st), old) for i, (rel, st, old) in enumerate(notes) if not prepared_here(i)]
             work = (str(root), theirs)
-            self._proc.stdin.write(childpipe.dumps(work))
+            self._proc.stdin.write(helperprocess.dumps(work))
             self._proc.stdin.close()
-        except (OSError, ValueError, TypeError, subprocess.SubprocessError):  # no interpreter to start
+        except helperprocess.START_FAILED:  # no interpreter to start
             self.close()
 
     def next_result(self, rel: str) -> Prepared:
@@ -83,8 +88,8 @@ class PrepWorker:
         if self._proc is None:
             return None
         try:
-            body = childpipe.read_frame(self._proc.stdout)
-            wire = childpipe.loads(body) if body is not None else None
+            body = helperprocess.read_frame(self._proc.stdout)
+            wire = helperprocess.loads(body) if body is not None else None
         except (OSError, ValueError, EOFError, TypeError):
             return None
         return wire if isinstance(wire, tuple) and len(wire) == 4 else None
@@ -97,14 +102,14 @@ class PrepWorker:
 
 def _serve() -> None:
     """The child: read the work from stdin, send each note's preparation as it is made."""
-    root, notes = childpipe.loads(sys.stdin.buffer.read())
+    root, notes = helperprocess.loads(sys.stdin.buffer.read())
     out = sys.stdout.buffer
     for rel, fields, old in notes:
         try:
             wire = to_wire(prepare(Path(root), rel, os.stat_result(fields), old))
         except Exception:
             wire = _FAILED  # the parent prepares this note itself, and sees the error
-        childpipe.send_frame(out, wire)
+        helperprocess.send_frame(out, wire)
     out.flush()
 
 

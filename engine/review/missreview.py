@@ -12,6 +12,11 @@ that is spelled like them (character trigrams, as the suggester measures, plus t
 run together, so `roll back` reaches `rollback`). When no key there is spelled near, the
 words the nearest file's text holds are joined to its first key, and the proposal says it
 rests on the text rather than on spelling: meaning is the reader's call, never this module's.
+
+`review_misses` is the batch (`kb misses`, the room's misses screen): every entry's
+`review_one`, in this one process. A second process for half the log (a fork, or a fresh
+interpreter) was tried and removed: at 10,000 entries it was no quicker than one process
+(docs/decisions.md, "Issue 27").
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..index import collector
 from ..notes.aliases import Alias
 from ..clean import repaired
 from ..rank.gate import verdict_for
-from .misses import DAMAGED_SHOWN, MissEntry
+from .misses import DAMAGED_SHOWN, MissEntry, load, misses_path
 from ..rank.normalize import terms, words
 from ..rank.question import cut_question
 from ..rank.stemming import stem_all
@@ -37,6 +42,16 @@ from ..rank.suggest import trigrams
 from .missspelling import UNKNOWN, Budget, file_keys
 
 NEAR_DEFAULT = 3  # files shown beside each question
+# Every entry is one more question asked of the text leg. A long log is asked of the resident
+# leg (engine/index/resident.py): its build (numpy's import, ~0.1 ms a chunk) is paid once and each
+# question after is a few times cheaper than FTS5's. Below this many entries, or fewer than
+# one entry per CHUNKS_PER_MISS_FOR_RESIDENT chunks, the build would cost more than it saves.
+RESIDENT_FROM_MISSES = 1_000
+CHUNKS_PER_MISS_FOR_RESIDENT = 50
+# `kb misses` reviews this many entries, most asked first, unless told otherwise: a review
+# costs ~0.15 ms an entry, and a log appended to for years (or planted: 36 MB) is not a
+# reason to wait minutes for entries asked once. The rest are counted, and stay in the log.
+REVIEW_AT_MOST = 10_000
 MAX_SPAN = 3  # an alias is a short phrase somebody typed, not a sentence
 
 
@@ -144,6 +159,24 @@ def reviewing(memory, questions: list[str]) -> Iterator:
             yield snap
         finally:
             _review.texts = _review.near_files = _review.answers = None
+
+
+def review_misses(memory, *, near: int = NEAR_DEFAULT, path: Path | None = None,
+                  limit: int | None = None) -> MissesReport:
+    """The log at `path` (default: where this fleet's misses are written), most asked first,
+    each question re-asked of today's index without being recorded; the first `limit`
+    entries only, when given. Raises OSError when the log exists and cannot be read."""
+    path = path or misses_path(memory.fleet.root)
+    entries, problems = load(path)
+    not_reviewed = max(len(entries) - limit, 0) if limit is not None else 0
+    if not_reviewed:
+        entries = entries[:limit]
+    if len(entries) >= max(RESIDENT_FROM_MISSES, memory.snapshot().chunks // CHUNKS_PER_MISS_FOR_RESIDENT):
+        memory.hold_text_in_memory()
+    with reviewing(memory, [e.question for e in entries]):
+        reviews = tuple(review_one(memory, e, near=near) for e in entries)
+    return MissesReport(path=path, exists=path.exists(), reviews=reviews, problems=tuple(problems),
+                        not_reviewed=not_reviewed)
 
 
 def review_one(memory, entry: MissEntry, *, near: int = NEAR_DEFAULT) -> MissReview:
