@@ -68,10 +68,14 @@ class Proposal:
         return "Search for: " + ", ".join(k.key for k in self.keys)
 
     @property
+    def machine_keys(self) -> list[str]:
+        """The keys kb label chose (not a person's pick for a logged question): its mark names them."""
+        return [k.key for k in self.keys if k.source != CHOSEN]
+
+    @property
     def mark(self) -> str | None:
         """The line `kb label --write` puts under the label: the machine's keys, unread."""
-        unread = [k.key for k in self.keys if k.source != CHOSEN]
-        return mark_line(unread) if unread else None
+        return mark_line(self.machine_keys) if self.machine_keys else None
 
     @property
     def purpose_line(self) -> str | None:
@@ -439,7 +443,7 @@ def apply(data: bytes, proposal: Proposal, *, merge: bool, reviewed: bool = Fals
 
 def _unread_keys(proposal: Proposal, reviewed: bool) -> list[str]:
     """The keys kb label's mark names: the machine's, unless a person reviewed them."""
-    return [] if reviewed else [k.key for k in proposal.keys if k.source != CHOSEN]  # as Proposal.mark
+    return [] if reviewed else proposal.machine_keys
 
 
 def _mark_merged(lines: list[bytes], i: int, ending: bytes, unread: list[str]) -> None:
