@@ -248,8 +248,8 @@ def settle(candidates: dict[str, Proposal], entries: list = (), rounds: int = 12
         if not p.can_write and p.existing:
             base, _, rel = nid.partition("/")
             fixed.append(make_entry(base, rel, p.title, "", "memory", tuple(p.existing)))
-    claims = _keep_what_reaches(candidates, kept, fixed, rounds, stats)
-    return _settled(candidates, kept, claims)
+    _keep_what_reaches(candidates, kept, fixed, rounds)
+    return _settled(candidates, kept)
 
 
 def _kept_by_rank(candidates: dict[str, Proposal]) -> dict[str, list[ProposedKey]]:
@@ -275,10 +275,12 @@ def _kept_by_rank(candidates: dict[str, Proposal]) -> dict[str, list[ProposedKey
 
 
 def _keep_what_reaches(candidates: dict[str, Proposal], kept: dict[str, list[ProposedKey]], fixed: list,
-                       rounds: int, stats: FleetStats | None) -> dict[str, str]:
+                       rounds: int) -> None:
     """`kept` cut, in place, to the keys that reach their own note alone, round after round
-    until nothing changes; returns the notes whose name would claim a common word, and the word."""
-    claims: dict[str, str] = {}  # note id -> the common word its name would claim
+    until nothing changes. A note whose name holds a common word is labelled like any other:
+    a HIT on its unread keys needs the question to name it and the text leg to agree
+    (engine/rank/vouch.py); refusing such notes outright cost two docs sites most of their
+    labels for no precision (docs/labels.md, "Named")."""
     touched: set[str] | None = None  # the words whose scores moved last round; None: all
     for _ in range(rounds):
         made, made_by_id = [], {}
@@ -299,10 +301,6 @@ def _keep_what_reaches(candidates: dict[str, Proposal], kept: dict[str, list[Pro
                     touched.intersection(terms(k.key)) for k in ks):
                 continue
             alone = [k for k in ks if k.source == "chosen by a person" or _reaches(cat, k.key, nid)]
-            if alone and stats is not None:
-                word = _claims_a_common_word(cat, stats, nid, entry)
-                if word:
-                    claims[nid], alone = word, []
             if len(alone) != len(ks):
                 dropped = [k for k in ks if k not in alone]
                 moved.update(t for k in dropped for t in terms(k.key))
@@ -312,11 +310,9 @@ def _keep_what_reaches(candidates: dict[str, Proposal], kept: dict[str, list[Pro
         if not changed:
             break
         touched = moved
-    return claims
 
 
-def _settled(candidates: dict[str, Proposal], kept: dict[str, list[ProposedKey]],
-             claims: dict[str, str]) -> dict[str, Proposal]:
+def _settled(candidates: dict[str, Proposal], kept: dict[str, list[ProposedKey]]) -> dict[str, Proposal]:
     """Each proposal with its surviving keys (the strongest MAX_KEYS), or the reason it has none."""
     out = {}
     for nid, p in candidates.items():
@@ -326,30 +322,9 @@ def _settled(candidates: dict[str, Proposal], kept: dict[str, list[ProposedKey]]
         ks = _ranked(kept[nid])[:MAX_KEYS]
         if ks:
             out[nid] = replace(p, keys=tuple(ks))
-        elif nid in claims:
-            out[nid] = replace(p, keys=(), can_write=False, why_not=(
-                f"its name holds {claims[nid]!r}, a word in a tenth of the notes: labelled, it would be a "
-                f"confident answer to every question holding that word (write its keys by hand if that is right)"))
         else:
             out[nid] = replace(p, keys=(), can_write=False, why_not=NOTHING_DISTINCTIVE)
     return out
-
-
-def _claims_a_common_word(cat, stats: FleetStats, nid: str, entry) -> str | None:
-    """A word of the note's title or file name that a tenth of the fleet's notes use, and that
-    alone, asked of the scorer, makes this note a hit: once labelled, the seed's title and file
-    name weights (3 + 3) would answer every question holding the word with this note
-    ("how do I query widgets by id" -> the note titled "Widgets")."""
-    if entry is None or stats.n <= 1:
-        return None
-    common = max(2, stats.n // 10)
-    for w in sorted(entry.title_words | entry.stem_words):
-        if stats.word_df[w] <= common:
-            continue
-        ranking = cat.score([[w]])
-        if ranking and ranking.entry_at(0).id == nid and ranking.score_at(0) >= floor_for(cat.n):
-            return w
-    return None
 
 
 def _reaches(cat, key: str, nid: str) -> bool:
