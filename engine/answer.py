@@ -88,20 +88,27 @@ class Result:
 AGREED = "agreed"  # rests on unread keys; the question names the note and the text leg put it first: the HIT stands
 DEMOTED = "demoted"  # rests on unread keys; the text leg put another note first: a guess
 UNNAMED = "unnamed"  # rests on unread keys; the text leg agrees, the question does not name the note: a guess
+UNCOVERED = "uncovered"  # rests on unread keys; named and agreed, but the note holds under half the question: a guess
 UNREAD_WHY = {
     AGREED: "the keyword score rests on keys kb label proposed that nobody has read; the question names the note "
-            "(every word of its file name) and the text search put it first too",
+            "(every word of its file name), the text search put it first too, and it holds at least half of the "
+            "question's words",
     DEMOTED: "a guess, not a hit: the keyword score rests on keys kb label proposed that nobody has read, and the "
              "text search put another note first (delete the kb label line under the label once you have read its keys)",
     UNNAMED: "a guess, not a hit: the keyword score rests on keys kb label proposed that nobody has read; the text "
              "search put the same note first, but the question does not name it (every word of its file name), and "
              "both read the same words (delete the kb label line under the label once you have read its keys)",
+    UNCOVERED: "a guess, not a hit: the keyword score rests on keys kb label proposed that nobody has read; the "
+               "question names the note and the text search put it first, but the note holds under half of the "
+               "question's words: it is the tool's page, maybe not the answer (delete the kb label line under the "
+               "label once you have read its keys)",
 }
 # The few words a one-line surface (the verdict line, the room's verdict bar) says it in.
 UNREAD_SHORT = {
     AGREED: "on keys kb label proposed, unread; the question names the note, the text search agrees",
     DEMOTED: "on keys kb label proposed, unread; the text search put another note first",
     UNNAMED: "on keys kb label proposed, unread; the question does not name the note",
+    UNCOVERED: "on keys kb label proposed, unread; the note holds under half the question",
 }
 
 

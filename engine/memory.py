@@ -159,7 +159,7 @@ class Memory:
         fusion_options = self._fusion_options(query)  # refused before any work
         routed = self._routed(query.question, with_agent=True, classify=query.classify)  # the labels alone
         reading = self._read(query, routed, fusion_options)
-        verdict, unread = vouch(routed, reading.text)  # keys nobody has read: engine/rank/vouch.py
+        verdict, unread = vouch(routed, reading.text, self._covers(routed))  # keys nobody has read: engine/rank/vouch.py
         answer = self._answer(query, replace(routed, verdict=verdict, unread=unread), reading)
         if question_chars:
             answer = replace(answer, question_chars=question_chars)
@@ -185,7 +185,7 @@ class Memory:
             if key is not None:
                 texts[key] = text
         suggestions = did_you_mean(routed) if routed.verdict == "nothing" else ()  # not served, as _answer
-        verdict = vouch(routed, text)[0] if text_top > 0 else routed.verdict  # as ask judges it
+        verdict = vouch(routed, text, self._covers(routed))[0] if text_top > 0 else routed.verdict  # as ask judges it
         return Reask(fixed, routed.words, verdict, routed.keyword, text, suggestions)
 
     def _held_key(self, terms: list[str], question: str, keep: int) -> tuple | None:
@@ -374,6 +374,10 @@ class Memory:
         return recall_loss(self.fleet.root, answer)
 
     # -- the legs ----------------------------------------------------------------------
+
+    def _covers(self, routed: Routed):
+        """vouch's test of a note a machine's keys took: holds it half of the question's words?"""
+        return lambda entry: self._covered_verdict(entry, list(routed.words), routed.snap) == "hit"
 
     def _covered_verdict(self, top, q_terms: list[str], snap: Snapshot | None = None) -> str:
         """hit, or guess when the top entry holds too few of the question's words (engine/rank/covered.py)."""

@@ -141,3 +141,48 @@ def test_the_gate_pane_says_why_the_hit_became_a_guess(tmp_path):
     assert "delete the kb label line" in plain
     b = Memory(_fleet(tmp_path / "plain", marked=None)).ask(Q_ELSEWHERE, record_miss=False)
     assert b.verdict == "hit" and "unread" not in gate_plain(b)
+
+
+def _fleet_ls_marked(tmp_path: Path) -> Path:
+    base = _fleet(tmp_path, marked=None)
+    ls = base / "ls.md"
+    text = ls.read_text(encoding="utf-8")
+    ls.write_text(text.replace("Search for: list files, ls\n",
+                               "Search for: list files, ls\n" + mark_line(["list files", "ls"]) + "\n"), encoding="utf-8")
+    return base
+
+
+def test_a_hit_on_unread_keys_needs_the_question_to_name_the_note(tmp_path):
+    # Both legs put ls.md first, on words a machine drew from the note itself: nothing in the
+    # question names it (its file name's one word, `ls`), so it is a guess, saying so.
+    base = _fleet_ls_marked(tmp_path)
+    out = _route("list files in a directory", base)
+    assert out["keyword_top"] == "pages/ls.md" and out["results"][0]["path"] == "ls.md"
+    assert out["verdict"] == "guess" and out["gate"]["unread_keys"] == "unnamed"
+    assert "does not name it" in out["gate"]["why"]
+    named = _route("ls list files in a directory", base)
+    assert named["verdict"] == "hit" and named["gate"]["unread_keys"] == "agreed"
+
+
+def test_a_hit_on_unread_keys_needs_the_note_to_hold_half_the_question(tmp_path):
+    # Named and agreed, but a question about something else that names the tool: tar.md holds
+    # 1 of its 5 words (the coverage rule's test, asked of a machine's keys always).
+    base = _fleet(tmp_path, marked=TAR_KEYS)
+    out = _route("tar the moon rocket spaceship quickly", base)
+    assert out["keyword_top"] == "pages/tar.md" and out["results"][0]["path"] == "tar.md"
+    assert out["verdict"] == "guess" and out["gate"]["unread_keys"] == "uncovered"
+    assert "under half" in out["gate"]["why"]
+    # Without the mark (keys a person wrote) the seed's gate alone decides: a hit.
+    plain = _route("tar the moon rocket spaceship quickly", _fleet(tmp_path / "plain", marked=None))
+    assert plain["verdict"] == "hit" and "unread_keys" not in plain["gate"]
+
+
+@pytest.mark.parametrize("path, words", [
+    ("ch04-01-what-is-ownership.md", ["ownership"]), ("iperf3.md", ["iperf3"]), ("0001.md", ["0001"]),
+    ("common/git-cherry-pick.md", ["git", "cherry", "pick"]), ("widgets/data_table.md", ["data", "table"])])
+def test_a_note_is_named_by_its_file_name_numbering_aside(path, words):
+    from engine.rank.vouch import name_words, names_note
+    assert name_words(path) == words
+    assert names_note(tuple(words), path)
+    assert not names_note(("cherry", "blossoms", "kyoto"), "common/git-cherry-pick.md")
+    assert names_note(("trust", "tls", "certificate"), "authentication/certificates.md")  # stems compared

@@ -8,9 +8,12 @@ book. So when every part of the top note's keyword score comes from keys its mar
 unread (engine/notes/proposal.py), and from its title, file name and purpose words when a
 machine made it an entry, the HIT stands only if the text leg's first file is that note and
 the question names it (holds every word of its file name, as the text search stems them);
-else the verdict is a guess, and the gate says why. Agreement alone was not enough: both legs
-read the same title words, and a question about something else that shares them ("best time
-to see cherry blossoms" -> git-cherry-pick.md) took both. Tuned on six question sets
+and the note holds at least half of the question's words (the coverage rule's test, which
+is off by default for hand-written labels, always asked of a machine's); else the verdict is
+a guess, and the gate says why. Agreement alone was not enough: both legs read the same title
+words, and a question about something else that shares them ("best time to see cherry
+blossoms" -> git-cherry-pick.md) took both; naming alone was not either, on a held-out set a
+near miss names its tool ("add a friend to the whitelist on my minecraft server"). Tuned on six question sets
 (docs/labels.md): agreed HITs right 63 of 100 (six sets), named ones 42 of 42. A key a person wrote, or read and kept (by
 deleting the mark, or from its list), is theirs: any part of the score that comes from one
 leaves the seed's verdict as it is. A fleet with no mark (the seed's demo, every hand-written
@@ -22,7 +25,7 @@ from __future__ import annotations
 from .normalize import terms
 from .stemming import word_stems
 
-from ..answer import AGREED, DEMOTED, UNNAMED
+from ..answer import AGREED, DEMOTED, UNCOVERED, UNNAMED
 
 
 def _norm(key: str) -> str:
@@ -76,10 +79,12 @@ def names_note(question_terms, path: str) -> bool:
 
 
 def vouched_verdict(verdict: str, top, record, text_first: str | None,
-                    question_terms=()) -> tuple[str, str | None]:
-    """(the verdict, AGREED / UNNAMED / DEMOTED / None): `top` the keyword ranking's first
-    Scored, `record` its FileRecord (or None), `text_first` the id of the text leg's first
-    file, `question_terms` what both scorers saw."""
+                    question_terms=(), covers=None) -> tuple[str, str | None]:
+    """(the verdict, AGREED / DEMOTED / UNNAMED / UNCOVERED / None): `top` the keyword
+    ranking's first Scored, `record` its FileRecord (or None), `text_first` the id of the text
+    leg's first file, `question_terms` what both scorers saw, `covers(entry)` whether the note
+    holds at least half of the question's words (the coverage rule's test, engine/rank/covered.py;
+    None: not asked)."""
     if verdict != "hit" or top is None or record is None or not getattr(record, "unread", ()):
         return verdict, None
     if not rests_on_unread(top.terms, top.entry.keys, record.unread):
@@ -88,6 +93,8 @@ def vouched_verdict(verdict: str, top, record, text_first: str | None,
         return "guess", DEMOTED
     if not names_note(question_terms, top.entry.path):
         return "guess", UNNAMED
+    if covers is not None and not covers(top.entry):
+        return "guess", UNCOVERED
     return verdict, AGREED
 
 
@@ -100,16 +107,16 @@ def _top(routed):
     return top, routed.snap.records.get(top.entry.base, {}).get(top.entry.path)
 
 
-def vouch(routed, text) -> tuple[str, str | None]:
+def vouch(routed, text, covers=None) -> tuple[str, str | None]:
     """Memory's route step (`routed`, its Routed) judged with the read step's text hits: the
-    verdict and what this rule said (None when it did not apply)."""
+    verdict and what this rule said (None when it did not apply). `covers`: vouched_verdict's."""
     if routed.verdict != "hit":
         return routed.verdict, None
     top, record = _top(routed)
     if top is None:
         return routed.verdict, None
     ids = text.ids() if hasattr(text, "ids") else [h.id for h in text]
-    return vouched_verdict(routed.verdict, top, record, ids[0] if ids else None, routed.terms)
+    return vouched_verdict(routed.verdict, top, record, ids[0] if ids else None, routed.terms, covers)
 
 
 def voting_keyword(routed):
