@@ -110,6 +110,9 @@ UNREAD_SHORT = {
     UNNAMED: "on keys kb label proposed, unread; the question does not name the note",
     UNCOVERED: "on keys kb label proposed, unread; the note holds under half the question",
 }
+# The room's verdict bar: ~20 columns are left at 80 (the Gate pane says it whole).
+UNREAD_BAR = {AGREED: "unread · agreed", DEMOTED: "unread · text disagrees",
+              UNNAMED: "unread · not named", UNCOVERED: "unread · under half held"}
 
 
 

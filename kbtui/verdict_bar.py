@@ -11,7 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from engine.answer import UNREAD_SHORT as VOUCH_SHORT
+from engine.answer import UNREAD_BAR
 
 from .clean import one_line
 
@@ -64,7 +64,7 @@ def verdict_text(answer, *, show_timing: bool = True, building: bool = False) ->
     margin = answer.confidence.margin
     t.append(NO_MARGIN if margin is None else f"{margin:.2f}", style="bold")
     if answer.gate.unread:  # engine/rank/vouch.py: the score rests on keys nobody has read
-        t.append(f"  {VOUCH_SHORT[answer.gate.unread]}", style="italic")
+        t.append(f"  {UNREAD_BAR[answer.gate.unread]}", style="italic")
     if show_timing:
         t.append(f"  {answer.timings.total_ms:.1f} ms", style="dim")
     if building:

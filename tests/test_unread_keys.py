@@ -186,3 +186,32 @@ def test_a_note_is_named_by_its_file_name_numbering_aside(path, words):
     assert names_note(tuple(words), path)
     assert not names_note(("cherry", "blossoms", "kyoto"), "common/git-cherry-pick.md")
     assert names_note(("trust", "tls", "certificate"), "authentication/certificates.md")  # stems compared
+
+
+def test_the_room_says_why_an_unread_hit_is_a_guess_in_the_verdict_bar_and_the_gate_pane(tmp_path):
+    """Pilot against the real app at 80 columns: the bar's short reason fits beside the
+    arithmetic, and the Gate pane says it whole."""
+    import asyncio
+
+    from tui_support import ask, make_app, ready, screen_text
+
+    base = _fleet_ls_marked(tmp_path)
+
+    async def go():
+        app = make_app(base)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await ask(pilot, "list files in a directory")
+            assert app.main.answer.gate.unread == "unnamed"
+            bar = app.main.query_one("#verdict").render()
+            assert "GUESS" in str(bar) and "unread · not named" in str(bar)
+            lines = screen_text(app).splitlines()
+            assert any("unread · not named" in line and len(line) <= 80 for line in lines)
+            from engine.answer import UNREAD_WHY
+            from kbtui.gate_pane import gate_plain
+            assert f"unread     unnamed: {UNREAD_WHY['unnamed']}" in gate_plain(app.main.answer)
+            await ask(pilot, "ls list files in a directory")
+            assert app.main.answer.verdict == "hit" and app.main.answer.gate.unread == "agreed"
+            assert "unread · agreed" in str(app.main.query_one("#verdict").render())
+
+    asyncio.run(go())
