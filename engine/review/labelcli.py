@@ -278,8 +278,9 @@ W06_ADVICE = ("a label kb label writes is a start: kb check's W06 asks for {ask}
 
 # Said wherever kb label writes or would write keys: the mark, what it does, how a reviewed key loses it.
 MARK_ADVICE = ("the keys are written with a line under the label naming them unread (an html comment, "
-               "engine/notes/proposal.py): a HIT resting on them alone stands only when the text search "
-               "puts the same note first; delete the line, or a key from it, once you have read the keys")
+               "engine/notes/proposal.py): a HIT resting on them alone stands only when the question names "
+               "the note by its file name, the text search puts it first and it holds half the question's "
+               "words (engine/rank/vouch.py); delete the line, or a key from it, once you have read the keys")
 
 
 def render(proposals: list[NoteProposal], eff: Effect | None, written: list[str], refused: list[str],
