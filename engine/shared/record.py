@@ -205,7 +205,8 @@ def _repr(self: Any) -> str:
 
 def _eq(self: Any, other: Any) -> Any:
     if other.__class__ is self.__class__:
-        return self.__record_values__(self) == other.__record_values__(other)
+        values = self.__record_values__
+        return values(self) == values(other)
     return NotImplemented
 
 
