@@ -10,13 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from .stages.coverage import coverage_line  # the one wording of the coverage line, on every surface
-from dataclasses import asdict, dataclass, field
+from .shared.record import as_dict, factory, record
 from .index.textsearch import ChunkFields, ChunkText
 
 VERDICTS = ("hit", "guess", "nothing")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Passage:
     """One chunk of a note, as handed to a reader."""
 
@@ -25,7 +25,7 @@ class Passage:
     excerpt: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KeywordHit:
     """One entry as the keyword scorer (the labels) ranked it."""
 
@@ -44,7 +44,7 @@ class KeywordHit:
         return f"{self.base}/{self.path}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TextHit(ChunkFields):
     """One file as the text scorer (FTS5 BM25) ranked it, at its best chunk."""
 
@@ -58,7 +58,7 @@ class TextHit(ChunkFields):
         return f"{self.base}/{self.path}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Result:
     """One row of the fused reading list."""
 
@@ -116,7 +116,7 @@ UNREAD_BAR = {AGREED: "unread · agreed", DEMOTED: "unread · text disagrees",
 
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Gate:
     """Whether the keyword ranking may be served, and the floor it was judged against."""
 
@@ -130,7 +130,7 @@ class Gate:
     unread: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Confidence:
     """How far the top keyword file can be trusted: agreement, score, margin."""
 
@@ -139,7 +139,7 @@ class Confidence:
     margin: float | None  # keyword top / keyword second; None when one file scored
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AgentTotal:
     """One agent's folded score, and its parts per species."""
 
@@ -150,7 +150,7 @@ class AgentTotal:
     tools: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AgentChoice:
     """The owner: the agent chosen, by what, and by how much."""
 
@@ -167,7 +167,7 @@ class AgentChoice:
     note: str | None = None  # why the classifier did not choose, when it was asked
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Indexed:
     """What was indexed when the question was answered."""
 
@@ -177,7 +177,7 @@ class Indexed:
     chunks: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Miss:
     """A recall loss, as recorded (or not) in kb-misses.txt."""
 
@@ -189,7 +189,7 @@ class Miss:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Timings:
     """Where the answer's milliseconds went."""
 
@@ -199,7 +199,7 @@ class Timings:
     total_ms: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Answer:
     """Everything one question produces; every surface renders this."""
 
@@ -219,8 +219,8 @@ class Answer:
     reindexed: int  # files brought up to date before answering
     suggestions: tuple[str, ...]
     miss: Miss | None
-    timings: Timings = field(default_factory=Timings)
-    stages: dict[str, Any] = field(default_factory=dict)  # stamps of optional stages
+    timings: Timings = factory(Timings)
+    stages: dict[str, Any] = factory(dict)  # stamps of optional stages
     query: Any = None  # the engine.query.Query this answers (how the page was asked); not on the wire
     question_chars: int = 0  # the question's length when it was cut to `question` (engine/rank/question.py)
     index_rebuilt_for_version: bool = False  # the rebuild was an upgrade, not damage; not on the wire
@@ -265,7 +265,7 @@ class Answer:
                 "entries": self.indexed.entries,
             },
             "keyword_top": self.keyword_top,
-            "miss": asdict(self.miss) if self.miss else None,
+            "miss": as_dict(self.miss) if self.miss else None,
             "question": self.question,
             "results": [_result_json(r) for r in self.results],
             "skipped": list(self.skipped),
@@ -303,7 +303,7 @@ def _result_json(r: Result) -> dict[str, Any]:
         "why": r.why,
         "matched": list(r.matched),
         "species": r.species,
-        "passages": [asdict(p) for p in r.passages],
+        "passages": [as_dict(p) for p in r.passages],
     }
     if r.rerank_score is not None:
         row["rerank_score"] = r.rerank_score

@@ -19,7 +19,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from dataclasses import dataclass, replace
+from .shared.record import record, replace
 
 from .answer import AgentChoice, Answer, KeywordHit, Miss, Passage, Result
 from .clean import repaired
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 # imports (docs/architecture.md, "The import rule"; tests/test_engine_cli.py checks).
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Routed:
     """What the route step decided from the labels alone."""
 

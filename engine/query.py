@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import KbError
-from dataclasses import dataclass, replace
+from .shared.record import record, replace
 
 DEFAULT_TOP = 5
 
@@ -22,7 +22,7 @@ class QueryError(KbError, ValueError):
     """An option of a question that can never be right (a negative page, a word for a number)."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Query:
     """One question and how to answer it, checked once."""
 

@@ -29,8 +29,10 @@ OPTIONAL = {"engine.stages.purpose", "engine.stages.rerank", "engine.stages.clas
 # Standard-library modules a route that writes nothing never uses, imported where they are:
 # tempfile (with random) where a file is written, shutil where notes are copied (argparse,
 # which parses every verb, is imported where the parser is built: engine/cli/__init__.py), and
-# importlib.metadata (~19 ms: email, zipfile) where --version reads the package's version.
-LATE_STDLIB = {"tempfile", "shutil", "argparse", "importlib"}
+# importlib.metadata (~19 ms: email, zipfile) where --version reads the package's version, and
+# dataclasses (with inspect, ast, dis) where the dataclasses module is asked about a record
+# (engine/shared/record.py).
+LATE_STDLIB = {"tempfile", "shutil", "argparse", "importlib", "dataclasses"}
 HEAVY = {"Stemmer", "onnxruntime", "tokenizers", "numpy", "onnx", "mcp", "textual", "textual_serve", "watchfiles",
          "matplotlib", "kbtools", "fcntl"}  # fcntl: POSIX only, imported where the lock is taken
 

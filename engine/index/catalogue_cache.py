@@ -55,7 +55,7 @@ from . import indexupdate as indexupdate_module
 from . import listing_cache as listing_module
 from .blobshape import TEXTS, shaped
 from .fleet_cache import FLEET_FROM, fleet_file, keep, writable_folder
-from dataclasses import replace
+from ..shared.record import replace
 from .sealedfile import (
     Blobs, Damaged, Keyed, Region, encode, ends_and_blobs, is_blobs, is_keyed, keyed, open_sealed, open_shaped, seal,
     source_digest,

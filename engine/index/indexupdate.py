@@ -21,14 +21,14 @@ from .indexschema import meta_get, use_wal
 from ..notes.notefiles import LISTING_FAILED, RACY_NS, in_gap, is_read_failure, list_notes, listing_gaps
 from ..notes.mapfiles import is_map_file
 from .notestore import delete_note, insert_note
-from dataclasses import dataclass, field
+from ..shared.record import factory, record
 from ..rank.stemming import stems_fingerprint
 
 if TYPE_CHECKING:
     from .prepworker import PrepWorker
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class IndexReport:
     """What one update of a base's index did."""
 
@@ -40,9 +40,9 @@ class IndexReport:
     changed: int = 0
     added: int = 0
     removed: int = 0
-    unreachable: list[str] = field(default_factory=list)  # notes with no Search for: line
-    skipped: list[str] = field(default_factory=list)  # "path: why", files that could not be read
-    warnings: list[str] = field(default_factory=list)  # "path:line: what", indexed anyway
+    unreachable: list[str] = factory(list)  # notes with no Search for: line
+    skipped: list[str] = factory(list)  # "path: why", files that could not be read
+    warnings: list[str] = factory(list)  # "path:line: what", indexed anyway
     rebuilt: bool = False  # the file was damaged and replaced
     rebuilt_for_version: bool = False  # ... or written by another version of kb (an upgrade)
     seconds: float = 0.0

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..rank.excerpt import plain
 from .indexschema import FILE_SHIFT
 from ..rank.normalize import words
-from dataclasses import dataclass
+from ..shared.record import record
 from ..rank.stemming import index_stems, note_language_of_words
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..notes.note import Note
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FileRecord:
     """One note as the index remembers it: enough to route without reading it again."""
 
@@ -86,7 +86,7 @@ def delete_note(con: sqlite3.Connection, file_id: int) -> None:
     con.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ChunkRows:
     """A note's chunks as the index stores them, (heading_path, body, line, heading_stems,
     body_stems) each, made apart from the connection (engine/index/prepared.py), perhaps in a second

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 
-from dataclasses import dataclass, fields as record_fields
+from ..shared.record import fields as record_fields, record
 
 from ..rank.catalogue import Catalogue, Entry, make_entry
 from .fts5search import chunk_total, one_snapshot
@@ -21,7 +21,7 @@ from .sealedfile import Region
 VOCABULARY_MAX_CHUNKS = 2_000
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Opening:
     """One base's index as a fresh process needs it (from the cache or read anew)."""
 
@@ -64,7 +64,7 @@ def read_opening(con, key) -> Opening:
             # One string, not a set: 2,000 bases' sets were a million objects to load. A line
             # is a token and the rows holding it; the first line, FTS5's row count (bm25's N).
             vocabulary = f"{rows}\n" + "".join(f"{t} {d}\n" for t, d in con.execute("SELECT term, doc FROM chunks_vocab"))
-    fields = tuple(f.name for f in record_fields(FileRecord))
+    fields = record_fields(FileRecord)
     entries = [make_entry("", r.path, r.title, r.purpose, r.species, r.keys) for r in records if r.is_entry]
     local = Catalogue(entries)  # this base's inverted index: entry indices are local
     words = local.index_by_word()

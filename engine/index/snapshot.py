@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dataclasses import dataclass, replace
+from ..shared.record import record, replace
 
 from ..notes.aliases import Alias, load_aliases
 from ..notes.notefiles import on_base
@@ -16,7 +16,7 @@ from . import catalogue_cache, collector
 from .notestore import FileRecord
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Snapshot:
     """Everything routing needs that changes only when notes change; swapped whole."""
 

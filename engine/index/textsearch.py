@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from ..rank.lazylist import LazyList
-from dataclasses import dataclass
+from ..shared.record import record
 
 
 class ChunkText:
@@ -86,7 +86,7 @@ class ChunkFields:
         return self.chunk.get()[2]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TextMatch(ChunkFields):
     """One file at its best chunk."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..rank.normalize import terms
-from dataclasses import dataclass
+from ..shared.record import record
 from .textfile import TooLarge, read_regular_text, text_lines
 
 # Bounds on a file a repository may carry (docs/hardening.md, round 8): 100,000 aliases are
@@ -20,7 +20,7 @@ MAX_CANONICAL_TERMS = 32
 MAX_ADDED_TERMS = 512
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Alias:
     """One line of kb-aliases.txt: these words also mean those."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..clean import shown
 from ..errors import KbError
 from .mapfiles import MAP_NAMES
-from dataclasses import dataclass, field
+from ..shared.record import factory, record
 from .textfile import TooLarge, read_regular_text
 
 BASE_MARKERS = ("agent.txt", "index.md", *sorted(MAP_NAMES))
@@ -68,13 +68,13 @@ def _read_by_kb(path: str) -> bool:
     return (name.endswith(".md") or name in READ_BESIDE_NOTES) and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Base:
     """One agent's folder of notes."""
 
     name: str  # the directory's name: the agent's key everywhere ("zed")
     root: Path
-    agent: Mapping[str, str] = field(default_factory=dict)  # agent.txt: name, role, ends (an AgentCard)
+    agent: Mapping[str, str] = factory(dict)  # agent.txt: name, role, ends (an AgentCard)
 
     @property
     def index_path(self) -> Path:
@@ -86,7 +86,7 @@ class Base:
         return self.agent.get("name") or self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fleet:
     """The bases a question is asked of, and the fleet's settings."""
 

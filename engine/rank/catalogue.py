@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from .lazylist import LazyList
 from .normalize import terms
-from dataclasses import dataclass
+from ..shared.record import record
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -41,7 +41,7 @@ W_PURPOSE = 1.0  # ...which outranks a sentence that happened to mention the wor
 SEGMENT_BREAK = " \x00 "
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Entry:
     """One labelled note as the keyword scorer reads it."""
 
@@ -98,7 +98,7 @@ def _stem(path: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scored:
     """An entry with its score, what it matched and the arithmetic behind it."""
 

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from ..errors import KbError
 from .normalize import terms as normalise
-from dataclasses import dataclass
+from ..shared.record import record
 
 # Off: on a question set its author did not write, it lost more right answers than baits.
 COVERAGE_RULE_ON = False
@@ -55,7 +55,7 @@ def rule_on(settings: dict[str, str], flag: bool | None, where: str) -> bool:
     raise KbError(f"{where}: {SETTING} = {value!r}: write on or off")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Coverage:
     """How many of the question's words a note's text holds."""
 

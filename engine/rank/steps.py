@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dataclasses import dataclass
+from ..shared.record import record
 
 from ..answer import Answer, Confidence, Gate, Indexed, Result, TextHit, Timings
 from ..query import Query
@@ -15,7 +15,7 @@ from . import gate as gate_mod
 from .keywordhits import KeywordHits
 from .textpool import TextHits
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reask:
     """A question asked again for what `kb misses` reads of it, and nothing else: the
     verdict, the keyword ranking, the text leg's best files and the refusal's suggestions,
@@ -33,7 +33,7 @@ class Reask:
         return self.keyword.id_at(0) if self.keyword else None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reading:
     """What the read step found: the text leg's hits and the page of the reading list."""
 

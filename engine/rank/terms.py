@@ -7,10 +7,10 @@ every surface shows the new arithmetic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..shared.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Term:
     """One number of an explanation, with the formula that made it."""
 

@@ -26,7 +26,7 @@ from ..notes.nofollow import make_dirs, refuse_links
 from ..stages.coverage import coverage_line
 from ..notes.fleet import Base
 from ..rank.gate import MIN_ENTRIES_TO_ROUTE
-from dataclasses import dataclass
+from ..shared.record import record
 from ..render import printable_block
 from ..notes.textfile import read_regular_text
 
@@ -40,7 +40,7 @@ ENVELOPE_KEYS = ("prompt", "session_id", "cwd", "hook_event_name")
 _SAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BootRequest:
     """What a prompt hook hands `kb boot`."""
 
@@ -49,7 +49,7 @@ class BootRequest:
     cwd: str | None  # the host's working directory, the fleet when no PATH was named
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Briefing:
     """What `kb boot` hands back for the host to inject."""
 
