@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import pytest_textual_snapshot as pts
 
-from tui_support import REPO, ask, make_app, ready, screen_text, settle
+from tui_support import REPO, ask, make_app, paste, ready, screen_text, settle
 
 
 def plain_folder(tmp_path: Path) -> Path:
@@ -51,7 +51,7 @@ def _snapshots_in_repo(monkeypatch):
 def test_first_run_snapshot(snap_compare, tmp_path):
     async def before(pilot):
         await ready(pilot)
-        await pilot.press(*"how do I make a widget scroll")
+        await paste(pilot, "how do I make a widget scroll")  # the question whole: the picture is of its answer
         await settle(pilot)
 
     assert snap_compare(make_app(plain_folder(tmp_path)), terminal_size=(120, 40), run_before=before)

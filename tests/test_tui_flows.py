@@ -19,7 +19,7 @@ def test_typing_a_question_shows_the_verdict_owner_and_arithmetic(tmp_path):
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
-            await ask(pilot, "quem decide se um deploy pode ir pra producao")
+            await ask(pilot, "quem decide se um deploy pode ir pra producao", typed=True)  # key by key, as named
             a = app.main.answer
             assert a.verdict == "hit" and a.agent.name == "zed"
             text = screen_text(app)
@@ -56,7 +56,7 @@ def test_a_miss_is_recorded_on_enter_and_never_for_the_prefixes_typed(tmp_path):
         app = make_app(fleet)
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
-            await ask(pilot, "me conta uma piada")
+            await ask(pilot, "me conta uma piada", typed=True)  # every prefix asked: none may be recorded
             assert not (fleet / "kb-misses.txt").exists(), "as-you-type must not record misses"
             await pilot.press("escape", "enter")
             await settle(pilot)

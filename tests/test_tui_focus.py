@@ -179,7 +179,7 @@ def test_panes_hidden_under_the_tabs_are_painted_when_shown_not_on_every_key(tmp
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
-            await ask(pilot, "how much protein per meal")
+            await ask(pilot, "how much protein per meal", typed=True)  # an answer painted on every key
             main = app.main
             keywords = main.query_one("#keyword-table")
             gate = main.query_one("#gate-text")

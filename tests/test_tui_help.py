@@ -13,7 +13,7 @@ import asyncio
 from textual.binding import Binding
 
 from conftest import copy_demo
-from tui_support import make_app, ready, screen_text, settle
+from tui_support import make_app, paste, ready, screen_text, settle
 
 
 def run(coro):
@@ -135,7 +135,7 @@ def test_the_words_only_the_authors_knew_are_said_where_they_appear(tmp_path):
         app = make_app(copy_demo(tmp_path / "demo"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(pilot)
-            await pilot.press(*"quem decide se um deploy pode ir pra producao")
+            await paste(pilot, "quem decide se um deploy pode ir pra producao")  # the words on screen are tested
             await settle(pilot)
             text = screen_text(app)
             assert "0.033" in text

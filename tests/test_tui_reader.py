@@ -8,7 +8,7 @@ import asyncio
 
 from kbtui.reader import opening_line, passage_line, sections_of, window_of
 from conftest import copy_demo
-from tui_support import make_app, ready, screen_text, settle, wait_for
+from tui_support import make_app, paste, ready, screen_text, settle, wait_for
 
 
 def long_note(sections: int = 130) -> str:
@@ -73,7 +73,7 @@ def test_every_window_of_a_long_section_is_placed_at_the_line_it_starts_in():
 
 async def _open_on(pilot, app, question: str):
     await ready(pilot)
-    await pilot.press(*question)
+    await paste(pilot, question)  # the question whole (tui_support.paste): the reader is what is tested
     await settle(pilot)
     app.main.focus_pane("reading")
     await settle(pilot)
@@ -131,7 +131,7 @@ def test_a_20_kb_note_paints_its_passage_from_a_window_then_the_whole_note(tmp_p
         app = make_app(fleet)
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
-            await pilot.press(*"longnote zebrafish")
+            await paste(pilot, "longnote zebrafish")
             await settle(pilot)
             app.main.focus_pane("reading")
             await settle(pilot)
@@ -169,7 +169,7 @@ def test_escape_while_the_whole_note_is_still_being_built(tmp_path):
         app = make_app(fleet)
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
-            await pilot.press(*"longnote zebrafish")
+            await paste(pilot, "longnote zebrafish")
             await settle(pilot)
             for _ in range(3):
                 app.main.focus_pane("reading")

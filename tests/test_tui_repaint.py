@@ -81,7 +81,7 @@ def test_the_settled_room_freezes_its_heap_and_collects_while_idle(tmp_path, mon
             await wait_for(pilot, lambda: app.settled, what="the room settled")
             assert gc.get_freeze_count() > 0
             assert gc.get_threshold()[2] == idle_gc.PUT_OFF  # no full pass while typing
-            await ask(pilot, "how much protein per meal")
+            await ask(pilot, "how much protein per meal", typed=True)  # typing is the activity that puts the pass off
             assert "protein" in screen_text(app)
             # Enough young garbage that Python would have run a full pass by now.
             for _ in range(before[2] + 2):

@@ -12,7 +12,7 @@ import pytest
 import pytest_textual_snapshot as pts
 
 from conftest import copy_demo
-from tui_support import REPO, add_flawed_note, make_app, ready, run_eval, screen_text, settle, wait_for
+from tui_support import REPO, add_flawed_note, make_app, paste, ready, run_eval, screen_text, settle, wait_for
 
 SIZES = [(80, 24), (120, 40)]
 MISS_LOG = (
@@ -39,8 +39,10 @@ def _snapshots_in_repo(monkeypatch):
 
 
 async def _type(pilot, question: str, *, enter: bool = False) -> None:
+    # The question pasted into the box focus starts in (tui_support.paste): the picture is of
+    # the answer, the box and its cursor after the whole question, as after its last key.
     await ready(pilot)
-    await pilot.press(*question)
+    await paste(pilot, question)
     if enter:
         await pilot.press("enter")
     await settle(pilot)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from rich.cells import cell_len
+from textual import events
 from textual.worker import WorkerCancelled
 
 REPO = Path(__file__).resolve().parent.parent
@@ -77,12 +78,27 @@ async def run_eval(pilot, *, to_end: bool = False) -> None:
         await settle(pilot)
 
 
-async def ask(pilot, question: str, *, enter: bool = False) -> None:
+async def ask(pilot, question: str, *, enter: bool = False, typed: bool = False) -> None:
+    """Ctrl+L, the question, Enter if asked for, then every answer in. The question arrives as
+    one paste, as a terminal sends it (events.Paste to the app, routed to the focused question
+    box): the box holds the whole question and the app asks it, as after the last key typed.
+    `typed=True` presses it key by key (each prefix asked on the way, about 75 ms a key), for a
+    test of what typing does: the prefixes recorded or not, keys racing answers or reindexes."""
     await pilot.press("ctrl+l")
-    await pilot.press(*question)
+    if typed:
+        await pilot.press(*question)
+    else:
+        await paste(pilot, question)
     if enter:
         await pilot.press("enter")
     await settle(pilot)
+
+
+async def paste(pilot, text: str) -> None:
+    """`text` pasted where focus is, then the app idle: what pressing its keys leaves, less
+    the answer to every prefix (the keys' own path is test_tui_typing's)."""
+    pilot.app.post_message(events.Paste(text))
+    await pilot.pause()
 
 
 _SVG_TEXT = re.compile(r'<text class="[^"]*-r\d+" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>')
