@@ -8,6 +8,7 @@ stands only where the text leg puts the same note first (engine/rank/vouch.py).
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,19 @@ def test_the_mark_names_keys_and_anything_else_is_no_mark():
     assert marked_keys("kb label proposed, not yet reviewed: tar") is None  # prose, not the comment
     # A key the mark names that the label no longer holds is nothing: a person deleted it.
     assert unread_of(("tar", "Tar  Archive"), ("tar archive", "gone")) == ("Tar  Archive",)
+
+
+def test_a_hostile_mark_of_spaces_costs_linear_time():
+    # A cloned repository's note: `\s*(.*?)\s*-->` backtracked cubically on a run of spaces
+    # (2,000 cost an index build 9 s); every note's line under its label is read at build.
+    start = time.perf_counter()
+    for tail in (" " * 20_000, " " * 20_000 + "x", ", " * 20_000, "\t" * 20_000 + "-->"):
+        line = "<!-- kb label proposed, not yet reviewed: " + tail
+        assert marked_keys(line) in (None, ())
+        parse_note("t.md", "# t\n\nSearch for: t\n" + line + "\n")
+    assert time.perf_counter() - start < 1.0
+    assert marked_keys("<!--kb label proposed, not yet reviewed:a, b-->") == ("a", "b")
+    assert marked_keys("<!-->") is None and marked_keys("<!-- kb label proposed, not yet reviewed: -->") == ()
 
 
 def test_the_mark_is_read_under_the_label_and_never_indexed_as_text(tmp_path):
